@@ -40,6 +40,7 @@ const (
 	RewardNotFinite  = "not_finite"  // NaN, Infinity, or a number out of float64's range
 	RewardOversized  = "oversized"   // larger than MaxRewardBytes
 	RewardNotRegular = "not_regular" // a symlink, directory, device or pipe, or a file that cannot be read
+	RewardUnfinished = "unfinished"  // the grading container stopped under the grader, stopped from within; no reward is read
 )
 
 // RewardError says why no reward could be read.

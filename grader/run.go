@@ -109,6 +109,12 @@ func Run(ctx context.Context, eng sandbox.Engine, req Request) (Grade, error) {
 		g.Duration = time.Since(start)
 		return g, err
 	}
+	if g.RewardErr != nil {
+		// The grader did not finish: whatever its reward dir holds is not
+		// its verdict.
+		g.Duration = time.Since(start)
+		return g, nil
+	}
 	if !p.native {
 		if err := appendTestStdout(p.rewardDir, p.logPath); err != nil {
 			g.Warnings = append(g.Warnings, err.Error())
@@ -154,18 +160,18 @@ func (p *plan) run(ctx context.Context, eng sandbox.Engine, g *Grade) (err error
 	if stErr == nil {
 		g.OOMKilled = st.OOMKilled
 	}
+	gone := err != nil && ctx.Err() == nil && errors.Is(err, sandbox.ErrContainerGone)
 	switch {
-	case err != nil:
+	case err != nil && !gone:
 		return fmt.Errorf("run the grader of %s: %w", p.what, err)
 	case res.TimedOut:
 		// Our kill: the container is expected to be gone or stopped.
 	case stErr != nil:
 		return fmt.Errorf("inspect grading container of %s: %w", p.what, stErr)
-	case st.Missing:
-		return fmt.Errorf("grade %s: %w: the grading container vanished while the grader ran", p.what, sandbox.ErrContainerGone)
-	case !st.Running:
-		return fmt.Errorf("grade %s: %w: the grading container stopped while the grader ran (exit code %d, out of memory: %t)",
-			p.what, sandbox.ErrContainerGone, st.ExitCode, st.OOMKilled)
+	case gone || st.Missing || !st.Running:
+		if err := p.stoppedUnder(ctx, eng, c.ID, st, g); err != nil {
+			return err
+		}
 	}
 	// Files the container wrote into the reward dir become the caller's,
 	// and so does a work dir it was given.
@@ -186,6 +192,28 @@ func (p *plan) run(ctx context.Context, eng sandbox.Engine, g *Grade) (err error
 			}
 		}
 	}
+	return nil
+}
+
+// stoppedUnder judges a grading container that stopped or vanished while
+// the grader ran. Stopped through the engine (docker kill, stop, rm -f) it
+// is an infrastructure error, retried. Stopped from within, by the code
+// under test or by the kernel, it is the grade's failure: otherwise the
+// agent's code could turn any failing grade into a retried, uncounted one.
+func (p *plan) stoppedUnder(ctx context.Context, eng sandbox.Engine, id string, st sandbox.State, g *Grade) error {
+	killed, err := eng.Killed(ctx, id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("grade %s: the grading container stopped while the grader ran, and its events cannot be read: %w", p.what, err)
+	case st.Missing:
+		return fmt.Errorf("grade %s: %w: the grading container was removed while the grader ran", p.what, sandbox.ErrContainerGone)
+	case killed:
+		return fmt.Errorf("grade %s: %w: the grading container was killed through the engine while the grader ran (exit code %d)",
+			p.what, sandbox.ErrContainerGone, st.ExitCode)
+	}
+	g.RewardErr = &RewardError{Kind: RewardUnfinished, File: p.rewardDir,
+		Detail: fmt.Sprintf("the grading container stopped while the grader ran, stopped from within (exit code %d, out of memory: %t)",
+			st.ExitCode, st.OOMKilled)}
 	return nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -226,15 +228,46 @@ echo 'RESULT {"passed": 2, "total": 2, "by_category": {"a": {"passed": 2, "total
 		}
 	})
 
-	t.Run("native grader container dies mid-grade", func(t *testing.T) {
-		// Killing the keep-alive process ends the container under the grader.
-		script := `kill -9 $(pgrep -x sleep); sleep 30; echo 1 > "$FLIGHTDECK_REWARD_DIR/reward.txt"`
+	t.Run("native grader container stopped from within mid-grade, the grade fails", func(t *testing.T) {
+		// The code under test kills the keep-alive process, which ends the
+		// container under the grader: the agent's doing, not the engine's.
+		script := `echo 1 > "$FLIGHTDECK_REWARD_DIR/reward.txt"; kill -9 $(pgrep -x sleep); sleep 30`
 		req := f.request(t, engineTask(t, true, script), f.native)
 		g, err := Run(ctx, f.eng, req)
 		log, _ := os.ReadFile(filepath.Join(req.TrialDir, LogFile))
-		require.Error(t, err, "an infrastructure error; grade %+v; log:\n%s", g, log)
+		require.NoError(t, err, "a failed grade, not an infrastructure error; log:\n%s", log)
 		assert.False(t, g.TimedOut)
+		assert.Nil(t, g.Reward, "the reward written before the container stopped is not a verdict")
+		assertRewardKind(t, RewardUnfinished, g.RewardErr)
+		assert.Equal(t, OutcomeFailed, g.Outcome())
+		f.assertNoContainers(t)
+	})
+
+	t.Run("native grader container killed through the engine mid-grade, infrastructure", func(t *testing.T) {
+		script := `touch "$FLIGHTDECK_REWARD_DIR/started"; sleep 30; echo 1 > "$FLIGHTDECK_REWARD_DIR/reward.txt"`
+		req := f.request(t, engineTask(t, true, script), f.native)
+		killed := make(chan string, 1)
+		go func() {
+			last := "the grader never started"
+			defer func() { killed <- last }()
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(req.TrialDir, RewardDir, "started")); err != nil {
+					continue
+				}
+				out, err := exec.Command("docker", "ps", "-q", "--filter", "label="+sandbox.LabelTrial+"="+req.TrialID).Output()
+				last = fmt.Sprintf("docker ps: %v %q", err, out)
+				if id := strings.TrimSpace(string(out)); err == nil && id != "" {
+					out, err := exec.Command("docker", "kill", id).CombinedOutput()
+					last = fmt.Sprintf("docker kill %s: %v %s", id, err, out)
+					return
+				}
+			}
+		}()
+		g, err := Run(ctx, f.eng, req)
+		log, _ := os.ReadFile(filepath.Join(req.TrialDir, LogFile))
+		require.Error(t, err, "an infrastructure error (%s); grade %+v; log:\n%s", <-killed, g, log)
 		assert.ErrorIs(t, err, sandbox.ErrContainerGone)
+		assert.Contains(t, err.Error(), "killed through the engine")
 		f.assertNoContainers(t)
 	})
 

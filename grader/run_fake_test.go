@@ -36,6 +36,8 @@ type fakeEngine struct {
 	state     sandbox.State
 	states    []sandbox.State // when set, returned in turn before state
 	stateErr  error
+	killed    bool  // Killed's answer: the engine was asked to kill the container
+	killedErr error // Killed's error
 	removeErr error
 	removeCtx error // the remove context's error when Remove was called
 	t         *testing.T
@@ -90,6 +92,11 @@ func (f *fakeEngine) State(ctx context.Context, id string) (sandbox.State, error
 		return st, f.stateErr
 	}
 	return f.state, f.stateErr
+}
+
+func (f *fakeEngine) Killed(ctx context.Context, id string) (bool, error) {
+	f.calls = append(f.calls, "Killed")
+	return f.killed, f.killedErr
 }
 
 func (f *fakeEngine) HandBack(ctx context.Context, id, path string, owner sandbox.Owner) error {
@@ -379,12 +386,25 @@ func TestRunInfraErrors(t *testing.T) {
 		remove bool
 		oom    bool
 	}{
-		{"container stopped mid-grade", func(f *fakeEngine) {
+		{"container killed through the engine mid-grade", func(f *fakeEngine) {
 			f.state = sandbox.State{Running: false, ExitCode: 137, OOMKilled: true}
-		}, "stopped while the grader ran (exit code 137, out of memory: true)", true, true},
-		{"container vanished", func(f *fakeEngine) {
+			f.killed = true
+		}, "killed through the engine while the grader ran (exit code 137)", true, true},
+		{"container stopped mid-grade, its events unreadable", func(f *fakeEngine) {
+			f.state = sandbox.State{Running: false, ExitCode: 137}
+			f.killedErr = errors.New("engine down")
+		}, "its events cannot be read: engine down", true, false},
+		{"container removed", func(f *fakeEngine) {
 			f.state = sandbox.State{Missing: true}
-		}, "vanished", true, false},
+			f.killed = true
+		}, "removed while the grader ran", true, false},
+		{"container gone under the exec, killed through the engine", func(f *fakeEngine) {
+			f.grade = func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+				return sandbox.ExecResult{ExitCode: -1}, fmt.Errorf("exec: %w", sandbox.ErrContainerGone)
+			}
+			f.state = sandbox.State{ExitCode: 137}
+			f.killed = true
+		}, "killed through the engine", true, false},
 		{"state fails", func(f *fakeEngine) {
 			f.stateErr = errors.New("engine down")
 		}, "inspect grading container of csv__oracle__1: engine down", true, false},
@@ -511,15 +531,46 @@ func TestRunKilledGrader(t *testing.T) {
 	killed := func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
 		return sandbox.ExecResult{ExitCode: 137}, nil
 	}
-	t.Run("the container stops soon after: infrastructure", func(t *testing.T) {
+	t.Run("the container stops soon after, killed through the engine: infrastructure", func(t *testing.T) {
 		f := newFake(t)
 		f.grade = killed
 		f.states = []sandbox.State{{Running: true}, {Running: true}}
 		f.state = sandbox.State{Running: false, ExitCode: 137}
+		f.killed = true
 		_, err := Run(context.Background(), f, nativeRequest(t))
 		require.ErrorIs(t, err, sandbox.ErrContainerGone)
-		assert.Contains(t, err.Error(), "stopped while the grader ran")
+		assert.Contains(t, err.Error(), "killed through the engine")
 		assert.Equal(t, "Remove", f.calls[len(f.calls)-1])
+	})
+	t.Run("the container stops soon after, from within: the grade fails", func(t *testing.T) {
+		f := newFake(t)
+		f.grade = func(t *testing.T, spec sandbox.ContainerSpec, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+			// A reward written before the container stopped is not the grader's verdict.
+			require.NoError(t, os.WriteFile(hostPath(t, spec, NativeRewardDir, "reward.txt"), []byte("1"), 0o644))
+			return sandbox.ExecResult{ExitCode: 137}, nil
+		}
+		f.states = []sandbox.State{{Running: true}, {Running: true}}
+		f.state = sandbox.State{Running: false, ExitCode: 137}
+		g, err := Run(context.Background(), f, nativeRequest(t))
+		require.NoError(t, err)
+		assert.Nil(t, g.Reward)
+		assertRewardKind(t, RewardUnfinished, g.RewardErr)
+		assert.Contains(t, g.RewardErr.Error(), "stopped from within")
+		assert.Equal(t, OutcomeFailed, g.Outcome())
+		assert.Contains(t, f.calls, "HandBack", "the reward dir is handed back all the same")
+		assert.Equal(t, "Remove", f.calls[len(f.calls)-1])
+	})
+	t.Run("the container gone under the exec, from within: the grade fails", func(t *testing.T) {
+		f := newFake(t)
+		f.grade = func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+			return sandbox.ExecResult{ExitCode: 137}, fmt.Errorf("exec: %w", sandbox.ErrContainerGone)
+		}
+		f.state = sandbox.State{ExitCode: 137, OOMKilled: true}
+		g, err := Run(context.Background(), f, nativeRequest(t))
+		require.NoError(t, err)
+		assertRewardKind(t, RewardUnfinished, g.RewardErr)
+		assert.True(t, g.OOMKilled)
+		assert.Contains(t, f.calls, "Killed")
 	})
 	t.Run("the container keeps running: the grader's own kill, a grade", func(t *testing.T) {
 		f := newFake(t)

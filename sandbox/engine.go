@@ -51,6 +51,10 @@ type Engine interface {
 	CopyOut(ctx context.Context, containerID, path, hostDir string, limits CopyLimits) error
 	// State reports whether the container runs and how it ended.
 	State(ctx context.Context, containerID string) (State, error)
+	// Killed reports whether a client of the engine asked it to kill, stop
+	// or remove the container since its creation: a container that stopped
+	// with no such request was stopped by its own processes or the kernel.
+	Killed(ctx context.Context, containerID string) (bool, error)
 	// Stop kills a container's processes and leaves it stopped.
 	Stop(ctx context.Context, containerID string) error
 	// Commit snapshots a container as an image carrying labels and

@@ -125,3 +125,8 @@ func (e *timedEngine) Reap(ctx context.Context, opts sandbox.ReapOptions) (sandb
 	defer e.record("", "Reap", time.Now())
 	return e.Engine.Reap(ctx, opts)
 }
+
+func (e *timedEngine) Killed(ctx context.Context, id string) (bool, error) {
+	defer e.record(id, "Killed", time.Now())
+	return e.Engine.Killed(ctx, id)
+}
