@@ -371,10 +371,11 @@ func TestAttackCodeKillsGrader(t *testing.T) {
 	run := attackRun(t)
 	for _, task := range []string{nativeTask, harborTask} {
 		res := run.result(t, task, "code-kills-grader")
-		knownBug(t, res.Outcome != grader.OutcomeInfraError,
-			"a grading container stopped by the agent's own code is an infra_error, so the agent escapes its grade",
-			fmt.Sprintf("%s: %s", res.Trial, res.Error))
-		assert.Equal(t, grader.OutcomeFailed, res.Outcome, res.Trial)
+		assert.Equal(t, grader.OutcomeFailed, res.Outcome, "%s: %s", res.Trial, res.Error)
+		assert.Equal(t, 1, res.Tries, "%s: not retried", res.Trial)
+		if assert.NotNil(t, res.RewardError, res.Trial) {
+			assert.Equal(t, grader.RewardUnfinished, res.RewardError.Kind, res.Trial)
+		}
 	}
 }
 

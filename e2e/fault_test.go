@@ -112,9 +112,8 @@ func TestFaultAgentContainerKilled(t *testing.T) {
 	assertHonestFail(t, run, nativeTask, "nop")
 	assertNoLeftovers(t, id)
 	res := run.result(t, nativeTask, "victim")
-	knownBug(t, res.Tries == 2 && res.Outcome == grader.OutcomePassed,
-		"an agent container killed from outside is graded as the agent's failure, not an infra_error retried",
-		fmt.Sprintf("outcome %s after %d tries: %s", res.Outcome, res.Tries, res.AgentPhase.Failed))
+	assert.Equal(t, grader.OutcomePassed, res.Outcome, "the retry passes: %s %s", res.Error, res.AgentPhase.Failed)
+	assert.Equal(t, 2, res.Tries, "the killed try is an infra_error, retried")
 }
 
 // The grading container killed from outside mid-grade: an infrastructure

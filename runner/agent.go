@@ -100,14 +100,19 @@ func (a *agentPhase) remaining() (time.Duration, bool) {
 
 // exec runs cmd in the agent's container under the remaining time, appends
 // its output to agent.log under a header, and reports the result. A
-// container that died under the agent is the agent's failure, not an error.
+// container stopped from within under the agent is the agent's failure (the
+// second result); one killed through the engine is an error (see gone).
 func (a *agentPhase) exec(ctx context.Context, header string, cmd []string, env []string, outPath string) (sandbox.ExecResult, string, error) {
 	left, ok := a.remaining()
 	if !ok {
 		return sandbox.ExecResult{TimedOut: true}, "", nil
 	}
 	if err := a.give(ctx); err != nil {
-		return sandbox.ExecResult{}, "", err
+		failed, err := a.gone(ctx, err)
+		if err != nil {
+			return sandbox.ExecResult{}, "", err
+		}
+		return sandbox.ExecResult{ExitCode: -1}, failed, a.note("=== "+header+"\n=== "+failed+"\n")
 	}
 	a.execs++
 	if outPath == "" {
@@ -124,16 +129,35 @@ func (a *agentPhase) exec(ctx context.Context, header string, cmd []string, env 
 	}
 	failed := ""
 	if err != nil {
-		if ctx.Err() != nil || !errors.Is(err, sandbox.ErrContainerGone) {
+		if failed, err = a.gone(ctx, err); err != nil {
 			return res, "", err
 		}
-		failed = "the agent's container stopped during the agent phase: " + err.Error()
 		status = failed
 	}
 	if lerr := a.appendLog(header, outPath, status, res.Truncated); lerr != nil {
 		return res, failed, lerr
 	}
 	return res, failed, nil
+}
+
+// gone judges err from running in the agent's container. A container that
+// stopped or vanished because a client of the engine killed or removed it
+// (docker kill, docker rm -f: not the agent, which cannot reach the engine)
+// is an infrastructure error, retried. One stopped from within, by the
+// agent's own processes or the kernel, is the agent's failure: the first
+// result says how, and the trial is graded on what the agent left.
+func (a *agentPhase) gone(ctx context.Context, err error) (string, error) {
+	if ctx.Err() != nil || !errors.Is(err, sandbox.ErrContainerGone) {
+		return "", err
+	}
+	killed, kerr := a.eng.Killed(ctx, a.container)
+	switch {
+	case kerr != nil:
+		return "", fmt.Errorf("%w (and whether it was killed through the engine is unknown: %v)", err, kerr)
+	case killed:
+		return "", fmt.Errorf("the agent's container was killed through the engine during the agent phase: %w", err)
+	}
+	return "the agent's container stopped during the agent phase: " + err.Error(), nil
 }
 
 // appendLog adds one command's output to agent.log.

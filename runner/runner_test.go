@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,6 +34,7 @@ type fakeEngine struct {
 	handed   []string // containers and paths handed back
 	removed  []string
 	stopped  []string // phases of the containers stopped
+	killed   func(id string) (bool, error)
 }
 
 func newFake() *fakeEngine { return &fakeEngine{specs: map[string]sandbox.ContainerSpec{}} }
@@ -120,6 +122,13 @@ func (f *fakeEngine) Exec(ctx context.Context, id string, e sandbox.ExecSpec) (s
 func (f *fakeEngine) State(context.Context, string) (sandbox.State, error) {
 	return sandbox.State{Running: true}, nil
 }
+func (f *fakeEngine) Killed(_ context.Context, id string) (bool, error) {
+	if f.killed == nil {
+		return false, nil
+	}
+	return f.killed(id)
+}
+
 func (f *fakeEngine) HandBack(_ context.Context, id, path string, o sandbox.Owner) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -210,6 +219,45 @@ func TestRunRetriesAnEngineError(t *testing.T) {
 	assert.Equal(t, 1, wrong.Tries)
 	require.NotEmpty(t, eng.reaped)
 	assert.True(t, eng.reaped[0].OrphansOnly, "a run first reaps orphans")
+}
+
+// An agent container that stops under the agent is the agent's failure
+// when it was stopped from within, and an infra_error (retried) when a
+// client of the engine killed it.
+func TestRunAgentContainerGone(t *testing.T) {
+	tests := []struct {
+		name      string
+		killed    bool
+		killedErr error
+		outcome   grader.Outcome
+		tries     int
+		want      string // in the result's error or the agent phase's failure
+	}{
+		{"stopped from within", false, nil, grader.OutcomeFailed, 1, "the agent's container stopped during the agent phase"},
+		{"killed through the engine", true, nil, grader.OutcomePassed, 2, ""},
+		{"events unreadable", false, errors.New("engine down"), grader.OutcomePassed, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eng := newFake()
+			var execs atomic.Int64
+			eng.agent = func(ctx context.Context, spec sandbox.ContainerSpec, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
+				if execs.Add(1) == 1 {
+					return sandbox.ExecResult{ExitCode: 137}, &sandbox.EngineError{Op: "exec", Err: sandbox.ErrContainerGone}
+				}
+				return answerAgent(ctx, spec, e)
+			}
+			eng.killed = func(string) (bool, error) { return tt.killed, tt.killedErr }
+			rec := fakeRun(t, eng, context.Background(), fakeRequest(t, fakeSuite, Options{Variants: []string{"right"}}))
+			res, err := ReadResult(filepath.Join(rec.Dir, "answer__right__1", ResultFile))
+			require.NoError(t, err)
+			assert.Equal(t, tt.outcome, res.Outcome, res.Error)
+			assert.Equal(t, tt.tries, res.Tries)
+			if tt.want != "" {
+				assert.Contains(t, res.AgentPhase.Failed, tt.want)
+			}
+		})
+	}
 }
 
 func TestRunInfraErrorAfterRetries(t *testing.T) {
