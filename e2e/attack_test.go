@@ -101,6 +101,7 @@ func deterministicAttacks(t *testing.T, dir, marker string) map[string]string {
 	}
 	write("host-git", fill("host-git"))
 	write("host-git-filter", fill("host-git-filter"))
+	write("host-git-bom", fill("host-git-bom"))
 	if os.Getenv(envSlow) != "1" {
 		return out
 	}
@@ -468,7 +469,8 @@ func TestAttackSearchHidden(t *testing.T) {
 // Host git, run by flightdeck on the agent's work dir for evidence and
 // commit steps, runs none of the programs the agent's repository
 // configures (fsmonitor, hooks, pagers, diff drivers, gpg, ssh, editors),
-// and refuses a repository that sets filter drivers.
+// and refuses a repository that sets filter drivers, however git's config
+// syntax hides them (a byte-order mark before the section).
 func TestAttackHostGit(t *testing.T) {
 	run := attackRun(t)
 	matches, err := filepath.Glob(sharedAttacks.marker + "-*")
@@ -479,6 +481,8 @@ func TestAttackHostGit(t *testing.T) {
 		assert.Empty(t, res.AgentPhase.Failed, "%s: the commit runs with the overrides", res.Trial)
 		res = assertHonestFail(t, run, task, "host-git-filter")
 		assert.Contains(t, res.AgentPhase.Failed, "filter.evil", "%s: a filter driver is refused", res.Trial)
+		res = assertHonestFail(t, run, task, "host-git-bom")
+		assert.Contains(t, res.AgentPhase.Failed, "filter.evil", "%s: a filter driver behind a byte-order mark is refused", res.Trial)
 	}
 }
 

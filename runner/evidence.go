@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -175,50 +176,54 @@ func repoSafe(workTree string) error {
 	if fi, err := os.Lstat(cfg); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("the work dir's .git/config is not a regular file; its history was not read")
 	}
-	data, err := os.ReadFile(cfg)
-	if err != nil {
+	if _, err := os.Lstat(cfg); err != nil {
 		return nil
 	}
-	for _, key := range configKeys(data) {
-		if strings.HasPrefix(key, "filter.") || strings.HasPrefix(key, "include") ||
-			key == "core.worktree" || strings.HasPrefix(key, "extensions.") && key != "extensions.objectformat" {
+	keys, err := gitConfigKeys(cfg)
+	if err != nil {
+		return fmt.Errorf("the work dir's .git/config: %w; its history was not read", err)
+	}
+	for _, key := range keys {
+		if riskyGitKey(key) {
 			return fmt.Errorf("the work dir's .git/config sets %s; its history was not read", key)
 		}
 	}
 	return nil
 }
 
-// configKeys lists the section-qualified keys of a git config file, lower
-// case, roughly as git reads them (enough to spot the sections above).
-func configKeys(data []byte) []string {
-	var keys []string
-	section := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
+// riskyGitKey is a config key that would make host git read elsewhere
+// (include, includeIf, core.worktree), run a program the command-line
+// overrides do not switch off (filter drivers), or use a repository format
+// extension.
+func riskyGitKey(key string) bool {
+	key = strings.ToLower(key)
+	return strings.HasPrefix(key, "filter.") || strings.HasPrefix(key, "include") || key == "core.worktree" ||
+		strings.HasPrefix(key, "extensions.") && key != "extensions.objectformat"
+}
+
+// gitConfigKeys lists the keys of a git config file as git itself reads
+// them (a byte-order mark, continuation lines, quoting and old-style
+// section names included), without following its includes. A file git
+// cannot parse is an error.
+func gitConfigKeys(file string) ([]string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("git", "config", "--file", file, "--no-includes", "--null", "--name-only", "--list")
+	cmd.Env = gitEnv()
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
 		}
-		if line[0] == '[' {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				end = len(line)
-			}
-			sec := strings.TrimSpace(line[1:end])
-			if name, sub, ok := strings.Cut(sec, " "); ok {
-				sec = name + "." + strings.Trim(strings.TrimSpace(sub), `"`)
-			}
-			section = strings.ToLower(sec)
-			rest := strings.TrimSpace(line[min(end+1, len(line)):])
-			if rest == "" {
-				continue
-			}
-			line = rest
-		}
-		name, _, _ := strings.Cut(line, "=")
-		name = strings.ToLower(strings.TrimSpace(name))
-		keys = append(keys, section+"."+name)
+		return nil, fmt.Errorf("git cannot read it: %v: %s", err, msg)
 	}
-	return keys
+	var keys []string
+	for _, k := range strings.Split(stdout.String(), "\x00") {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
 }
 
 // writeEvidence writes events.jsonl, diff.files and diff.patch atomically.

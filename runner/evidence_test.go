@@ -135,6 +135,12 @@ func TestRepoSafe(t *testing.T) {
 		{"includeIf", "[includeIf \"gitdir:/\"]\n\tpath = x\n", false},
 		{"worktree", "[core]\n\tworktree = /etc\n", false},
 		{"fsmonitor is overridden", "[core]\n\tfsmonitor = touch /tmp/x\n", true},
+		{"a byte-order mark before a filter", "\ufeff[filter \"x\"]\n\tclean = touch /tmp/pwned\n", false},
+		{"old-style subsection", "[filter.x]\n\tclean = y\n", false},
+		{"a key on the section's line", "[core] worktree = /etc\n", false},
+		{"section names are case-insensitive", "[FILTER \"x\"]\n\tsmudge = y\n", false},
+		{"a filter key inside a continued value is no key", "[user]\n\tname = a\\\n[filter \"x\"] clean = y\n", true},
+		{"a file git cannot parse", "[filter \"x\"\n\tclean = y\n", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
