@@ -112,7 +112,7 @@ func (a *agentPhase) exec(ctx context.Context, header string, cmd []string, env 
 		if err != nil {
 			return sandbox.ExecResult{}, "", err
 		}
-		return sandbox.ExecResult{ExitCode: -1}, failed, a.note("=== "+header+"\n=== "+failed+"\n")
+		return sandbox.ExecResult{ExitCode: -1}, failed, a.note("=== " + header + "\n=== " + failed + "\n")
 	}
 	a.execs++
 	if outPath == "" {
