@@ -310,6 +310,8 @@ func TestFaultCorruptResult(t *testing.T) {
 	for _, v := range []string{"oracle", "nop"} {
 		assert.Contains(t, rep.stdout+rep.stderr, trialName(nativeTask, v), "report names the trial without a valid result")
 	}
+	assert.Contains(t, rep.stdout, "unreadable result of "+trialName(nativeTask, "oracle")+": "+truncated+": not a valid result")
+	assert.Contains(t, rep.stdout, "unreadable result of "+trialName(nativeTask, "nop")+": "+corrupt+": not a valid result")
 
 	resume := flightdeck(t, dir, nil, "run", "--resume", run.id)
 	assert.Contains(t, resume.stderr, trialName(nativeTask, "oracle")+": "+truncated+": not a valid result")

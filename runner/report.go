@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,9 @@ type Report struct {
 	Trials   []ReportTrial  `json:"trials"`
 	Variants []VariantStats `json:"variants"`
 	Missing  []string       `json:"missing,omitempty"` // trials whose result is absent or unreadable
+	// Unreadable says, for each trial whose result.json exists but cannot
+	// be read (truncated, corrupt, incomplete), why. `run --resume` reruns them.
+	Unreadable map[string]string `json:"unreadable,omitempty"`
 }
 
 // ReportTrial is one trial in a report.
@@ -61,8 +65,8 @@ func LoadReport(dir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	results, missing := readResults(dir, rec)
-	rep := &Report{RunID: rec.RunID, Suite: rec.Suite, Dir: dir, Status: rec.Status, Missing: missing}
+	results, missing, unreadable := readResults(dir, rec)
+	rep := &Report{RunID: rec.RunID, Suite: rec.Suite, Dir: dir, Status: rec.Status, Missing: missing, Unreadable: unreadable}
 	for _, r := range results {
 		rep.Trials = append(rep.Trials, ReportTrial{
 			Trial: r.Trial, TaskID: r.TaskID, Variant: r.Variant, Attempt: r.Attempt, Outcome: r.Outcome,
@@ -74,8 +78,9 @@ func LoadReport(dir string) (*Report, error) {
 }
 
 // readResults reads every trial's result.json the record lists, and every
-// other trial directory's, in the record's order.
-func readResults(dir string, rec *RunRecord) ([]*Result, []string) {
+// other trial directory's, in the record's order. It returns the results,
+// the trials without one, and why each existing but unreadable one is.
+func readResults(dir string, rec *RunRecord) ([]*Result, []string, map[string]string) {
 	var names []string
 	seen := map[string]bool{}
 	for _, t := range rec.Trials {
@@ -95,15 +100,22 @@ func readResults(dir string, rec *RunRecord) ([]*Result, []string) {
 	}
 	var results []*Result
 	var missing []string
+	var unreadable map[string]string
 	for _, n := range names {
 		r, err := ReadResult(filepath.Join(dir, n, ResultFile))
 		if err != nil {
 			missing = append(missing, n)
+			if !errors.Is(err, fs.ErrNotExist) {
+				if unreadable == nil {
+					unreadable = map[string]string{}
+				}
+				unreadable[n] = err.Error()
+			}
 			continue
 		}
 		results = append(results, r)
 	}
-	return results, missing
+	return results, missing, unreadable
 }
 
 // WriteReport prints a report: a line per trial with its outcome class and
@@ -138,6 +150,14 @@ func WriteReport(w io.Writer, rep *Report) {
 	tw.Flush()
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "\nno result: %s\n", strings.Join(rep.Missing, ", "))
+	}
+	for _, n := range rep.Missing {
+		if why, ok := rep.Unreadable[n]; ok {
+			fmt.Fprintf(w, "unreadable result of %s: %s\n", n, why)
+		}
+	}
+	if len(rep.Unreadable) > 0 {
+		fmt.Fprintf(w, "run again with: flightdeck run --resume %s\n", rep.RunID)
 	}
 }
 
@@ -208,7 +228,7 @@ func refreshRecord(runDir string) error {
 	if err != nil {
 		return err
 	}
-	results, _ := readResults(runDir, rec)
+	results, _, _ := readResults(runDir, rec)
 	notRun := rec.NotRun
 	fillRecord(rec, rec.Config.Variants, rec.Config.Attempts, results)
 	rec.NotRun = notRun

@@ -154,6 +154,38 @@ func TestReportAndSpecRecord(t *testing.T) {
 	assert.Contains(t, stderr, "was not judged on spec t1.other (its specs: t1.quality)")
 }
 
+// A report names a trial whose result.json is corrupt with the reason,
+// apart from a trial that simply has none, and says how to rerun it.
+func TestReportUnreadableResult(t *testing.T) {
+	results := t.TempDir()
+	runDir := filepath.Join(results, "run-2")
+	corrupt, absent := "t1__v__1", "t1__v__2"
+	require.NoError(t, os.MkdirAll(runDir, 0o755))
+	writeJSONFile(t, filepath.Join(runDir, "run.json"), map[string]any{
+		"schema": 1, "run_id": "run-2", "suite": "s", "status": "finished",
+		"config": map[string]any{"attempts": 2, "variants": []map[string]any{{"name": "v", "agent": "nop"}}},
+		"trials": []map[string]any{{"trial": corrupt, "task_id": "t1", "variant": "v", "attempt": 1}},
+		"not_run": []string{absent},
+	})
+	require.NoError(t, os.MkdirAll(filepath.Join(runDir, corrupt), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(runDir, corrupt, "result.json"), []byte(`{"schema": 1, "task_`), 0o644))
+
+	code, out, stderr := runCLI(t, results, "report", "--results", results, "run-2")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, out, "no result: "+corrupt+", "+absent)
+	assert.Contains(t, out, "unreadable result of "+corrupt+": "+filepath.Join(runDir, corrupt, "result.json")+": not a valid result")
+	assert.NotContains(t, out, "unreadable result of "+absent)
+	assert.Contains(t, out, "flightdeck run --resume run-2")
+
+	code, out, stderr = runCLI(t, results, "report", "--json", "--results", results, "run-2")
+	require.Equal(t, exitOK, code, stderr)
+	var rep runner.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, []string{corrupt, absent}, rep.Missing)
+	assert.Len(t, rep.Unreadable, 1)
+	assert.Contains(t, rep.Unreadable[corrupt], "not a valid result")
+}
+
 func writeJSONFile(t *testing.T, path string, v any) {
 	t.Helper()
 	data, err := json.Marshal(v)
