@@ -27,10 +27,12 @@ const (
 	SolutionDir     = "solution"
 )
 
-// part is one named input of a digest.
+// part is one named input of a digest: bytes in memory, or a file read
+// only when it is hashed, so a digest holds one file at a time.
 type part struct {
 	name string
 	data []byte
+	file string // when set, the part is this regular file's (normalized) bytes
 }
 
 // TaskDigest is task_digest: one SHA-256 over the canonical JSON of
@@ -53,7 +55,7 @@ func FilesDigest(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return hashParts(parts), nil
+	return hashParts(parts)
 }
 
 // DigestTree hashes every regular file under root the way task digests do,
@@ -66,7 +68,7 @@ func DigestTree(root, prefix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return hashParts(parts), nil
+	return hashParts(parts)
 }
 
 // taskDigest computes task_digest from an already parsed task.toml.
@@ -88,22 +90,31 @@ func taskDigest(dir string, doc map[string]any) (string, error) {
 		}
 		parts = append(parts, p...)
 	}
-	return hashParts(parts), nil
+	return hashParts(parts)
 }
 
 // hashParts sorts the parts by name (byte order) and adds each as
-// name NUL length NUL bytes to one SHA-256.
-func hashParts(parts []part) string {
+// name NUL length NUL bytes to one SHA-256, reading a file part only when
+// its turn comes.
+func hashParts(parts []part) (string, error) {
 	sort.Slice(parts, func(i, j int) bool { return parts[i].name < parts[j].name })
 	h := sha256.New()
 	for _, p := range parts {
+		data := p.data
+		if p.file != "" {
+			raw, err := readRegular(p.file)
+			if err != nil {
+				return "", err
+			}
+			data = normalizeText(raw)
+		}
 		h.Write([]byte(p.name))
 		h.Write([]byte{0})
-		h.Write([]byte(strconv.Itoa(len(p.data))))
+		h.Write([]byte(strconv.Itoa(len(data))))
 		h.Write([]byte{0})
-		h.Write(p.data)
+		h.Write(data)
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // isText reports whether b counts as text: no NUL byte and valid UTF-8.
@@ -142,15 +153,11 @@ func treeParts(root, prefix string) ([]part, error) {
 		if d.IsDir() {
 			return nil
 		}
-		data, err := readRegular(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			return err
-		}
 		name := rel
 		if prefix != "" {
 			name = path.Join(prefix, rel)
 		}
-		parts = append(parts, part{name: name, data: normalizeText(data)})
+		parts = append(parts, part{name: name, file: filepath.Join(root, filepath.FromSlash(rel))})
 		return nil
 	})
 	return parts, err

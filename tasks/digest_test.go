@@ -200,7 +200,8 @@ func TestDigestTree(t *testing.T) {
 
 	bare, err := DigestTree(filepath.Join(dir, "tests"), "")
 	require.NoError(t, err)
-	want := hashParts([]part{{"test.sh", []byte("echo\n")}, {"a/b.txt", []byte("b")}})
+	want, err := hashParts([]part{{name: "test.sh", data: []byte("echo\n")}, {name: "a/b.txt", data: []byte("b")}})
+	require.NoError(t, err)
 	assert.Equal(t, want, bare, "no prefix: parts named by their relative path alone")
 
 	_, err = DigestTree(filepath.Join(dir, "missing"), "x")
@@ -209,8 +210,11 @@ func TestDigestTree(t *testing.T) {
 
 func TestHashPartsFormat(t *testing.T) {
 	// sha256("b\x001\x00B" + "a\x000\x00") in byte order of the names: a first.
-	got := hashParts([]part{{"b", []byte("B")}, {"a", nil}})
-	assert.Equal(t, hashParts([]part{{"a", []byte{}}, {"b", []byte("B")}}), got)
+	got, err := hashParts([]part{{name: "b", data: []byte("B")}, {name: "a"}})
+	require.NoError(t, err)
+	want, err := hashParts([]part{{name: "a", data: []byte{}}, {name: "b", data: []byte("B")}})
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 	assert.Equal(t, "sha256:"+sha256Hex("a\x000\x00b\x001\x00B"), got)
 }
 
@@ -238,7 +242,9 @@ func TestDigestMissingDirsAndFiles(t *testing.T) {
 	writeTree(t, dir, map[string]string{"task.toml": "", "instruction.md": ""})
 	fd, err := FilesDigest(dir)
 	require.NoError(t, err)
-	assert.Equal(t, hashParts(nil), fd, "no tests/: the digest of no parts")
+	none, err := hashParts(nil)
+	require.NoError(t, err)
+	assert.Equal(t, none, fd, "no tests/: the digest of no parts")
 	_, err = TaskDigest(dir)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(filepath.Join(dir, InstructionFile)))
