@@ -105,7 +105,11 @@ func Run(ctx context.Context, eng sandbox.Engine, req Request) (Grade, error) {
 	if err := freshDir(p.rewardDir); err != nil {
 		return g, err
 	}
-	if err := p.run(ctx, eng, &g); err != nil {
+	err = p.run(ctx, eng, &g)
+	if rerr := p.reclaim(); rerr != nil && err == nil {
+		err = rerr
+	}
+	if err != nil {
 		g.Duration = time.Since(start)
 		return g, err
 	}
@@ -174,9 +178,13 @@ func (p *plan) run(ctx context.Context, eng sandbox.Engine, g *Grade) (err error
 		}
 	}
 	// Files the container wrote into the reward dir become the caller's,
-	// and so does a work dir it was given.
-	if herr := eng.HandBack(ctx, c.ID, p.rewardMount, p.owner); herr != nil {
-		g.Warnings = append(g.Warnings, fmt.Sprintf("hand back %s: %v", p.rewardDir, herr))
+	// and so does a work dir it was given. For a caller who is root, Run
+	// does this on the host once the container is gone (see reclaim), which
+	// costs no process in the container.
+	if p.owner.UID != 0 {
+		if herr := eng.HandBack(ctx, c.ID, p.rewardMount, p.owner); herr != nil {
+			g.Warnings = append(g.Warnings, fmt.Sprintf("hand back %s: %v", p.rewardDir, herr))
+		}
 	}
 	if p.giveWorkDir {
 		if herr := eng.HandBack(ctx, c.ID, p.workDirMount, p.owner); herr != nil {
@@ -191,6 +199,21 @@ func (p *plan) run(ctx context.Context, eng sandbox.Engine, g *Grade) (err error
 				g.OOMKilled = st.OOMKilled
 			}
 		}
+	}
+	return nil
+}
+
+// reclaim, for a caller who is root, gives the reward dir's files to the
+// caller and clears their set-id bits on the host, as a hand-back would in
+// the container: what the grader's user wrote stays neither writable by
+// that user's uid nor set-id in the results. It runs once the container is
+// removed, when nothing can change the directory under the walk.
+func (p *plan) reclaim() error {
+	if p.owner.UID != 0 {
+		return nil
+	}
+	if err := Reclaim(p.rewardDir, p.owner.UID, p.owner.GID); err != nil {
+		return fmt.Errorf("give %s to %d:%d: %w", p.rewardDir, p.owner.UID, p.owner.GID, err)
 	}
 	return nil
 }

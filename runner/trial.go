@@ -298,7 +298,7 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 				if dir == "" {
 					continue
 				}
-				if err := clearSetID(dir); err != nil {
+				if err := grader.ClearSetID(dir); err != nil {
 					return fmt.Errorf("clear setuid bits in %s: %w", dir, err)
 				}
 			}

@@ -163,8 +163,8 @@ func TestReportUnreadableResult(t *testing.T) {
 	require.NoError(t, os.MkdirAll(runDir, 0o755))
 	writeJSONFile(t, filepath.Join(runDir, "run.json"), map[string]any{
 		"schema": 1, "run_id": "run-2", "suite": "s", "status": "finished",
-		"config": map[string]any{"attempts": 2, "variants": []map[string]any{{"name": "v", "agent": "nop"}}},
-		"trials": []map[string]any{{"trial": corrupt, "task_id": "t1", "variant": "v", "attempt": 1}},
+		"config":  map[string]any{"attempts": 2, "variants": []map[string]any{{"name": "v", "agent": "nop"}}},
+		"trials":  []map[string]any{{"trial": corrupt, "task_id": "t1", "variant": "v", "attempt": 1}},
 		"not_run": []string{absent},
 	})
 	require.NoError(t, os.MkdirAll(filepath.Join(runDir, corrupt), 0o755))
