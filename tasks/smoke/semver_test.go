@@ -6,15 +6,14 @@
 package smoke_test
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -26,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/tasks"
+	"github.com/flightdeck/flightdeck/tasks/internal/tasktest"
 )
 
 const (
@@ -38,9 +38,6 @@ const (
 	npmTarball = "../shared/npm/semver-7.8.5.tgz"
 	// baseImage is the offline image the task's FROM line maps to here.
 	baseImage = "flightdeck/base:bookworm"
-	// hangGuard bounds one script run, so a grader that blocks (for example
-	// on a FIFO planted in the agent's tree) fails the test instead of hanging it.
-	hangGuard = 3 * time.Minute
 )
 
 // categories are the hidden tests' categories, in the order of cases.json.
@@ -56,33 +53,11 @@ var noPrereleaseRule = [2]string{
 	"if False:",
 }
 
-// gradeResult is what one run of tests/test.sh left behind.
-type gradeResult struct {
-	exit   int
-	output string
-	reward map[string]any // reward.json
-	result resultLine     // the RESULT line
-	tmp    []string       // what was left in TMPDIR
-}
-
-// resultLine is the RESULT {...} line test.sh prints.
-type resultLine struct {
-	Passed     int                       `json:"passed"`
-	Total      int                       `json:"total"`
-	ByCategory map[string]categoryResult `json:"by_category"`
-	Failed     []string                  `json:"failed"`
-}
-
-type categoryResult struct {
-	Passed int `json:"passed"`
-	Total  int `json:"total"`
-}
-
+// taskDir is the semver task directory, absolute so that it holds from any
+// working directory.
 func taskDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(semverTask)
-	require.NoError(t, err)
-	return dir
+	return tasktest.TaskDir(t, semverTask)
 }
 
 // projectRoot is the module root: this package is tasks/smoke.
@@ -94,66 +69,10 @@ func projectRoot(t *testing.T) string {
 	return root
 }
 
-func needPython(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not found on the host")
-	}
-}
-
 // baseEnv is the host environment without anything that steers Python,
 // pytest, node or the grader.
 func baseEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "PYTHON") || strings.HasPrefix(name, "PYTEST") ||
-			strings.HasPrefix(name, "FLIGHTDECK_") || strings.HasPrefix(name, "HANGAR_") ||
-			strings.HasPrefix(name, "GIT_") || strings.HasPrefix(name, "NODE_") ||
-			strings.HasPrefix(name, "NPM_") || strings.HasPrefix(name, "npm_") || name == "TMPDIR" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "PYTHONDONTWRITEBYTECODE=1")
-}
-
-// run runs a command in its own process group, killed as a group when the
-// hang guard expires, and returns its exit code and combined output.
-func run(t *testing.T, dir string, env []string, name string, args ...string) (int, string) {
-	t.Helper()
-	code, out, err := runErr(dir, env, name, args...)
-	require.NoError(t, err, "%s %v:\n%s", name, args, out)
-	return code, out
-}
-
-func runErr(dir string, env []string, name string, args ...string) (int, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		return -1, string(out), fmt.Errorf("%s blocked for %s (it opened something it should not have)", name, hangGuard)
-	}
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		return exitErr.ExitCode(), string(out), nil
-	}
-	if err != nil {
-		return -1, string(out), fmt.Errorf("run %s: %w", name, err)
-	}
-	return 0, string(out), nil
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return tasktest.BaseEnv("NODE_", "NPM_", "npm_")
 }
 
 // reference is solution/semver.py with each edit (old → new) applied.
@@ -176,110 +95,41 @@ func workDir(t *testing.T, semverPy string) string {
 	dir := filepath.Join(t.TempDir(), "app")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	if semverPy != "" {
-		writeFile(t, filepath.Join(dir, "semver.py"), semverPy)
+		tasktest.WriteFile(t, filepath.Join(dir, "semver.py"), semverPy)
 	}
 	return dir
 }
 
 // grade runs tests/test.sh from the task directory on the tree, with the
 // tree given by FLIGHTDECK_WORKDIR.
-func grade(t *testing.T, tree string) gradeResult {
+func grade(t *testing.T, tree string) tasktest.GradeResult {
 	t.Helper()
 	return gradeWith(t, taskDir(t), []string{"FLIGHTDECK_WORKDIR=" + tree})
 }
 
-// gradeWith runs tests/test.sh with the cwd and extra environment given, a
-// fresh reward dir, $HANGAR_GRADE_OUT and a private TMPDIR.
-func gradeWith(t *testing.T, cwd string, extra []string) gradeResult {
+// gradeWith runs tests/test.sh with the cwd and extra environment given.
+func gradeWith(t *testing.T, cwd string, extra []string) tasktest.GradeResult {
 	t.Helper()
-	scratch := t.TempDir()
-	rewardDir := filepath.Join(scratch, "reward")
-	tmp := filepath.Join(scratch, "tmp")
-	require.NoError(t, os.Mkdir(rewardDir, 0o755))
-	require.NoError(t, os.Mkdir(tmp, 0o755))
-	gradeOut := filepath.Join(scratch, "grade.json")
-	env := append(baseEnv(), "FLIGHTDECK_REWARD_DIR="+rewardDir, "HANGAR_GRADE_OUT="+gradeOut, "TMPDIR="+tmp)
-	env = append(env, extra...)
-	code, out := run(t, cwd, env, "bash", filepath.Join(taskDir(t), "tests", "test.sh"))
-
-	res := gradeResult{exit: code, output: out}
-	res.reward = readReward(t, filepath.Join(rewardDir, "reward.json"), out)
-	res.result = parseResult(t, out)
-	var detail map[string]any
-	data, err := os.ReadFile(gradeOut)
-	require.NoError(t, err, "$HANGAR_GRADE_OUT")
-	require.NoError(t, json.Unmarshal(data, &detail))
-	assert.Equal(t, res.reward["reward"], detail["reward"], "$HANGAR_GRADE_OUT and reward.json agree")
-	assert.Contains(t, detail, "by_category")
-	entries, err := os.ReadDir(tmp)
-	require.NoError(t, err)
-	for _, e := range entries {
-		res.tmp = append(res.tmp, e.Name())
-	}
-	return res
-}
-
-func readReward(t *testing.T, path, output string) map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err, "reward.json; output:\n%s", output)
-	var reward map[string]any
-	require.NoError(t, json.Unmarshal(data, &reward), "reward.json: %s", data)
-	return reward
-}
-
-func parseResult(t *testing.T, out string) resultLine {
-	t.Helper()
-	var lines []string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "RESULT "); ok {
-			lines = append(lines, rest)
-		}
-	}
-	require.Len(t, lines, 1, "exactly one RESULT line in:\n%s", out)
-	var res resultLine
-	dec := json.NewDecoder(strings.NewReader(lines[0]))
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&res), "RESULT %s", lines[0])
-	return res
+	return tasktest.Grade(t, taskDir(t), cwd, baseEnv(), extra)
 }
 
 // assertGrade checks a run scored passed of 116, consistently in reward.json,
 // the RESULT line and the exit status.
-func assertGrade(t *testing.T, res gradeResult, passed int) {
+func assertGrade(t *testing.T, res tasktest.GradeResult, passed int) {
 	t.Helper()
 	reward := float64(passed) / semverTotal
-	require.Contains(t, res.reward, "reward", "output:\n%s", res.output)
-	assert.InDelta(t, reward, res.reward["reward"], 1e-6, "reward; output:\n%s", res.output)
-	assert.Equal(t, map[string]any{"reward": res.reward["reward"], "passed": float64(passed), "total": float64(semverTotal)},
-		res.reward, "reward.json holds numbers only")
-	assert.Equal(t, passed, res.result.Passed, "RESULT passed")
-	assert.Equal(t, semverTotal, res.result.Total, "RESULT total")
-	assert.Len(t, res.result.Failed, semverTotal-passed, "RESULT failed")
-	var names []string
-	sumPassed, sumTotal := 0, 0
-	for name, c := range res.result.ByCategory {
-		names = append(names, name)
-		sumPassed += c.Passed
-		sumTotal += c.Total
-	}
-	assert.ElementsMatch(t, categories, names, "RESULT by_category")
-	assert.Equal(t, passed, sumPassed, "by_category passed adds up")
-	assert.Equal(t, semverTotal, sumTotal, "by_category total adds up")
-	if passed == 0 {
-		assert.NotEqual(t, 0, res.exit, "exit status when the reward is 0")
-	} else {
-		assert.Equal(t, 0, res.exit, "exit status when the reward is above 0; output:\n%s", res.output)
-	}
-	assert.Empty(t, res.tmp, "test.sh removes its temp dirs")
+	require.Contains(t, res.Reward, "reward", "output:\n%s", res.Output)
+	assert.InDelta(t, reward, res.Reward["reward"], 1e-6, "reward; output:\n%s", res.Output)
+	assert.Equal(t, map[string]any{"reward": res.Reward["reward"], "passed": float64(passed), "total": float64(semverTotal)},
+		res.Reward, "reward.json holds numbers only")
+	tasktest.AssertCounts(t, res, passed, semverTotal)
+	assert.ElementsMatch(t, categories, slices.Collect(maps.Keys(res.Result.ByCategory)), "RESULT by_category")
 }
 
 // assertNoPrereleaseRule checks the grade of a semver.py that ignores the
 // prerelease rule: strictly between 0 and 1, failures named in the
 // prerelease category, version-only categories untouched.
-func assertNoPrereleaseRule(t *testing.T, res resultLine) {
+func assertNoPrereleaseRule(t *testing.T, res tasktest.ResultLine) {
 	t.Helper()
 	assert.Greater(t, res.Passed, 0)
 	assert.Less(t, res.Passed, semverTotal)
@@ -346,10 +196,10 @@ func TestSemverOracleShape(t *testing.T) {
 }
 
 func TestSemverHiddenTestsRegenerate(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	task := taskDir(t)
 	out := filepath.Join(t.TempDir(), "test_semver_hidden.py")
-	code, output := run(t, task, baseEnv(), "python3", filepath.Join(task, "generator", "gen_hidden.py"),
+	code, output := tasktest.Run(t, task, baseEnv(), "python3", filepath.Join(task, "generator", "gen_hidden.py"),
 		"--oracle", filepath.Join(task, "generator", "oracle.json"), "--out", out)
 	require.Equal(t, 0, code, output)
 	got, err := os.ReadFile(out)
@@ -375,7 +225,7 @@ func TestSemverOracleRegenerates(t *testing.T) {
 	}
 	prefix := t.TempDir()
 	env := append(baseEnv(), "HOME="+t.TempDir(), "npm_config_cache="+filepath.Join(prefix, "cache"))
-	code, out := run(t, projectRoot(t), env, "npm", "install", "--no-save", "--offline", "--no-audit",
+	code, out := tasktest.Run(t, projectRoot(t), env, "npm", "install", "--no-save", "--offline", "--no-audit",
 		"--no-fund", "--prefix", prefix, tarball)
 	require.Equal(t, 0, code, "npm install %s:\n%s", tarball, out)
 
@@ -393,12 +243,12 @@ func TestSemverOracleRegenerates(t *testing.T) {
 }
 
 func TestSemverGrade(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	cases := []struct {
 		name   string
 		tree   func(t *testing.T) string
 		passed int // -1: strictly between 0 and all, checked by check
-		check  func(t *testing.T, res resultLine)
+		check  func(t *testing.T, res tasktest.ResultLine)
 	}{
 		{name: "reference", passed: semverTotal, tree: func(t *testing.T) string {
 			return workDir(t, reference(t))
@@ -423,7 +273,7 @@ func TestSemverGrade(t *testing.T) {
 		}},
 		{name: "semver.py is a directory", passed: 0, tree: func(t *testing.T) string {
 			dir := workDir(t, "")
-			writeFile(t, filepath.Join(dir, "semver.py", "__init__.py"), reference(t))
+			tasktest.WriteFile(t, filepath.Join(dir, "semver.py", "__init__.py"), reference(t))
 			return dir
 		}},
 	}
@@ -434,26 +284,26 @@ func TestSemverGrade(t *testing.T) {
 			if tc.passed >= 0 {
 				assertGrade(t, res, tc.passed)
 			} else {
-				assertGrade(t, res, res.result.Passed)
+				assertGrade(t, res, res.Result.Passed)
 			}
 			if tc.check != nil {
-				tc.check(t, res.result)
+				tc.check(t, res.Result)
 			}
 		})
 	}
 }
 
 func TestSemverGradeMissingSemverSaysSo(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	res := grade(t, workDir(t, ""))
-	assert.Contains(t, res.output, "semver.py not found")
-	assert.Equal(t, 1, res.exit)
+	assert.Contains(t, res.Output, "semver.py not found")
+	assert.Equal(t, 1, res.Exit)
 }
 
 // TestSemverGradeFindsTheTree covers the three ways test.sh finds the
 // agent's tree: FLIGHTDECK_WORKDIR, HANGAR_REPO and the current directory.
 func TestSemverGradeFindsTheTree(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	tree := workDir(t, reference(t))
 	other := workDir(t, "") // what a lower-priority source points at
 	cases := []struct {
@@ -476,22 +326,22 @@ func TestSemverGradeFindsTheTree(t *testing.T) {
 // reward dir beforehand never survives, and that $HANGAR_GRADE_OUT may name a
 // directory.
 func TestSemverGradeRewardPlantedBeforehand(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	scratch := t.TempDir()
 	rewardDir := filepath.Join(scratch, "reward")
 	gradeOut := filepath.Join(scratch, "grade")
 	require.NoError(t, os.Mkdir(gradeOut, 0o755))
 	forged := `{"reward": 1, "passed": 116, "total": 116}`
-	writeFile(t, filepath.Join(rewardDir, "reward.json"), forged)
-	writeFile(t, filepath.Join(rewardDir, "reward.txt"), "1\n")
+	tasktest.WriteFile(t, filepath.Join(rewardDir, "reward.json"), forged)
+	tasktest.WriteFile(t, filepath.Join(rewardDir, "reward.txt"), "1\n")
 	env := append(baseEnv(), "FLIGHTDECK_WORKDIR="+workDir(t, ""), "FLIGHTDECK_REWARD_DIR="+rewardDir,
 		"HANGAR_GRADE_OUT="+gradeOut)
-	code, out := run(t, taskDir(t), env, "bash", filepath.Join(taskDir(t), "tests", "test.sh"))
+	code, out := tasktest.Run(t, taskDir(t), env, "bash", filepath.Join(taskDir(t), "tests", "test.sh"))
 	assert.Equal(t, 1, code, out)
-	reward := readReward(t, filepath.Join(rewardDir, "reward.json"), out)
+	reward := tasktest.ReadReward(t, filepath.Join(rewardDir, "reward.json"), out)
 	assert.Equal(t, map[string]any{"reward": 0.0, "passed": 0.0, "total": float64(semverTotal)}, reward)
 	assert.NoFileExists(t, filepath.Join(rewardDir, "reward.txt"))
-	detail := readReward(t, filepath.Join(gradeOut, "reward.json"), out)
+	detail := tasktest.ReadReward(t, filepath.Join(gradeOut, "reward.json"), out)
 	assert.Equal(t, 0.0, detail["reward"])
 	assert.Contains(t, detail, "failed")
 }
@@ -500,7 +350,7 @@ func TestSemverGradeRewardPlantedBeforehand(t *testing.T) {
 // perfect grade.
 func forgery(sentinel string) string {
 	return `import json, os
-with open(` + pyString(sentinel) + `, "a") as f:
+with open(` + tasktest.PyString(sentinel) + `, "a") as f:
     f.write(__file__ + "\n")
 for d in (os.environ.get("FLIGHTDECK_REWARD_DIR"), "/logs/verifier"):
     try:
@@ -510,11 +360,6 @@ for d in (os.environ.get("FLIGHTDECK_REWARD_DIR"), "/logs/verifier"):
         pass
 print('RESULT {"passed":116,"total":116,"by_category":{},"failed":[]}')
 `
-}
-
-func pyString(s string) string {
-	data, _ := json.Marshal(s)
-	return string(data)
 }
 
 // forgedTests is a test module with some of the hidden tests' names, all
@@ -570,9 +415,7 @@ func plantForgeries(t *testing.T, tree string) string {
 		"semver/__init__.py":       py,
 		"logs/verifier/reward.txt": "1\n",
 	}
-	for rel, content := range files {
-		writeFile(t, filepath.Join(tree, rel), content)
-	}
+	tasktest.WriteFiles(t, tree, files)
 	return sentinel
 }
 
@@ -581,7 +424,7 @@ func plantForgeries(t *testing.T, tree string) string {
 // tests, modules shadowing the stdlib) and lies told by semver.py itself
 // change nothing: the grade is what it is without them.
 func TestSemverGradeIgnoresForgeries(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	for _, tc := range []struct {
 		name  string
 		edits [][2]string
@@ -595,13 +438,13 @@ func TestSemverGradeIgnoresForgeries(t *testing.T) {
 
 			tree := workDir(t, reference(t, tc.edits...)+semverLie)
 			sentinel := plantForgeries(t, tree)
-			before := snapshot(t, tree)
+			before := tasktest.Snapshot(t, tree)
 			res := grade(t, tree)
-			assertGrade(t, res, plain.result.Passed)
-			assert.Equal(t, plain.result, res.result, "the same RESULT as without the planted files")
-			assert.Equal(t, plain.reward, res.reward, "the same reward as without the planted files")
+			assertGrade(t, res, plain.Result.Passed)
+			assert.Equal(t, plain.Result, res.Result, "the same RESULT as without the planted files")
+			assert.Equal(t, plain.Reward, res.Reward, "the same reward as without the planted files")
 			assert.NoFileExists(t, sentinel, "no planted file ran")
-			assert.Equal(t, before, snapshot(t, tree), "the agent's tree is unchanged")
+			assert.Equal(t, before, tasktest.Snapshot(t, tree), "the agent's tree is unchanged")
 		})
 	}
 }
@@ -610,7 +453,7 @@ func TestSemverGradeIgnoresForgeries(t *testing.T) {
 // but semver.py: opening any of them would block, and the hang guard would
 // fail the test.
 func TestSemverGradeReadsOnlySemverPy(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	tree := workDir(t, reference(t))
 	for _, name := range []string{"conftest.py", "sitecustomize.py", "usercustomize.py", "pytest.ini",
 		"setup.cfg", "tox.ini", "pyproject.toml", "test_semver_hidden.py", "forge.pth", "semver.pyc",
@@ -619,64 +462,31 @@ func TestSemverGradeReadsOnlySemverPy(t *testing.T) {
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(tree, "tests"), 0o755))
 	require.NoError(t, syscall.Mkfifo(filepath.Join(tree, "tests", "test_semver_hidden.py"), 0o644))
-	before := snapshot(t, tree)
+	before := tasktest.Snapshot(t, tree)
 	assertGrade(t, grade(t, tree), semverTotal)
-	assert.Equal(t, before, snapshot(t, tree), "the agent's tree is unchanged")
-}
-
-// snapshot lists every entry under root with its type, size and mtime,
-// without opening any file.
-func snapshot(t *testing.T, root string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		out = append(out, fmt.Sprintf("%s %s %d %s", rel, info.Mode(), info.Size(),
-			info.ModTime().UTC().Format(time.RFC3339Nano)))
-		return nil
-	})
-	require.NoError(t, err)
-	return out
+	assert.Equal(t, before, tasktest.Snapshot(t, tree), "the agent's tree is unchanged")
 }
 
 func TestSemverSolveScript(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	solve := filepath.Join(taskDir(t), "solution", "solve.sh")
 
 	t.Run("plain work dir, Harbor's way (cwd)", func(t *testing.T) {
 		dir := workDir(t, "")
-		code, out := run(t, dir, baseEnv(), "bash", solve)
+		code, out := tasktest.Run(t, dir, baseEnv(), "bash", solve)
 		require.Equal(t, 0, code, out)
 		assertGrade(t, grade(t, dir), semverTotal)
 	})
 	t.Run("git work dir by FLIGHTDECK_WORKDIR", func(t *testing.T) {
-		if _, err := exec.LookPath("git"); err != nil {
-			t.Skip("git not found on the host")
-		}
 		dir := workDir(t, "")
-		writeFile(t, filepath.Join(dir, "README.md"), "base\n")
-		env := append(baseEnv(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "HOME="+t.TempDir())
-		for _, args := range [][]string{
-			{"init", "-q"},
-			{"add", "-A"},
-			{"-c", "user.name=base", "-c", "user.email=base@example.invalid", "commit", "-q", "-m", "base"},
-		} {
-			code, out := run(t, dir, env, "git", args...)
-			require.Equal(t, 0, code, "git %v: %s", args, out)
-		}
-		code, out := run(t, t.TempDir(), append(env, "FLIGHTDECK_WORKDIR="+dir), "bash", solve)
+		tasktest.WriteFile(t, filepath.Join(dir, "README.md"), "base\n")
+		env := tasktest.GitRepo(t, dir, baseEnv())
+		code, out := tasktest.Run(t, t.TempDir(), append(env, "FLIGHTDECK_WORKDIR="+dir), "bash", solve)
 		require.Equal(t, 0, code, out)
-		code, out = run(t, dir, env, "git", "show", "--name-only", "--format=%s", "HEAD")
+		code, out = tasktest.Run(t, dir, env, "git", "show", "--name-only", "--format=%s", "HEAD")
 		require.Equal(t, 0, code, out)
 		assert.Equal(t, "Add semver.py\n\nsemver.py", strings.TrimSpace(out))
-		code, out = run(t, dir, env, "git", "status", "--porcelain")
+		code, out = tasktest.Run(t, dir, env, "git", "status", "--porcelain")
 		require.Equal(t, 0, code, out)
 		assert.Empty(t, out, "work dir clean after the commit")
 		assertGrade(t, grade(t, dir), semverTotal)
@@ -769,13 +579,13 @@ func needBaseImage(t *testing.T) {
 		}
 		t.Skip("docker not found")
 	}
-	if code, out, err := runErr("", os.Environ(), "docker", "info", "--format", "{{.ServerVersion}}"); err != nil || code != 0 {
+	if code, out, err := tasktest.RunErr("", os.Environ(), "docker", "info", "--format", "{{.ServerVersion}}"); err != nil || code != 0 {
 		if required {
 			t.Fatalf("no Docker engine (FLIGHTDECK_REQUIRE_DOCKER=1): %v %s", err, out)
 		}
 		t.Skipf("no Docker engine: %s", out)
 	}
-	code, out, err := runErr("", os.Environ(), "docker", "image", "inspect", "--format", "{{.Id}}", baseImage)
+	code, out, err := tasktest.RunErr("", os.Environ(), "docker", "image", "inspect", "--format", "{{.Id}}", baseImage)
 	require.NoError(t, err)
 	require.Equal(t, 0, code, "image %s is missing: run `make base-image` first\n%s", baseImage, out)
 }
@@ -783,13 +593,13 @@ func needBaseImage(t *testing.T) {
 // gradeInBaseImage runs tests/test.sh in a throwaway container of the base
 // image the way Harbor does: the tests at /tests... here /task/tests, the
 // agent's tree as the working directory, the reward dir mounted.
-func gradeInBaseImage(t *testing.T, tree string, mounts ...string) gradeResult {
+func gradeInBaseImage(t *testing.T, tree string, mounts ...string) tasktest.GradeResult {
 	t.Helper()
 	rewardDir := t.TempDir()
 	name := fmt.Sprintf("flightdeck-test-semver-%d-%d", os.Getpid(), time.Now().UnixNano())
 	t.Cleanup(func() {
 		// --rm removes it; this is for a run the hang guard cut short.
-		_, _, _ = runErr("", os.Environ(), "docker", "rm", "-f", name)
+		_, _, _ = tasktest.RunErr("", os.Environ(), "docker", "rm", "-f", name)
 	})
 	args := []string{"run", "--rm", "--name", name, "--label", "flightdeck.test=smoke-semver",
 		"--network", "none", "--user", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
@@ -799,10 +609,10 @@ func gradeInBaseImage(t *testing.T, tree string, mounts ...string) gradeResult {
 		args = append(args, "-v", m+":"+m)
 	}
 	args = append(args, baseImage, "bash", "/task/tests/test.sh")
-	code, out := run(t, "", os.Environ(), "docker", args...)
-	res := gradeResult{exit: code, output: out}
-	res.reward = readReward(t, filepath.Join(rewardDir, "reward.json"), out)
-	res.result = parseResult(t, out)
+	code, out := tasktest.Run(t, "", os.Environ(), "docker", args...)
+	res := tasktest.GradeResult{Exit: code, Output: out}
+	res.Reward = tasktest.ReadReward(t, filepath.Join(rewardDir, "reward.json"), out)
+	res.Result = tasktest.ParseResult(t, out)
 	return res
 }
 
@@ -810,24 +620,24 @@ func gradeInBaseImage(t *testing.T, tree string, mounts ...string) gradeResult {
 // host's python3 may have none), so the pytest path is exercised: the same
 // grades as the unittest path, planted files ignored.
 func TestSemverGradeInBaseImage(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	needBaseImage(t)
 
 	t.Run("reference", func(t *testing.T) {
 		t.Parallel()
 		res := gradeInBaseImage(t, workDir(t, reference(t)))
-		assert.Contains(t, res.output, "with pytest")
+		assert.Contains(t, res.Output, "with pytest")
 		assertGrade(t, res, semverTotal)
 	})
 	t.Run("prerelease rule ignored", func(t *testing.T) {
 		t.Parallel()
 		src := reference(t, noPrereleaseRule)
 		res := gradeInBaseImage(t, workDir(t, src))
-		assert.Contains(t, res.output, "with pytest")
-		assertGrade(t, res, res.result.Passed)
-		assertNoPrereleaseRule(t, res.result)
+		assert.Contains(t, res.Output, "with pytest")
+		assertGrade(t, res, res.Result.Passed)
+		assertNoPrereleaseRule(t, res.Result)
 		onHost := grade(t, workDir(t, src))
-		assert.Equal(t, onHost.result, res.result, "pytest and unittest count alike")
+		assert.Equal(t, onHost.Result, res.Result, "pytest and unittest count alike")
 	})
 	t.Run("empty work dir", func(t *testing.T) {
 		t.Parallel()
@@ -837,12 +647,12 @@ func TestSemverGradeInBaseImage(t *testing.T) {
 		t.Parallel()
 		tree := workDir(t, reference(t)+semverLie)
 		sentinel := plantForgeries(t, tree)
-		before := snapshot(t, tree)
+		before := tasktest.Snapshot(t, tree)
 		res := gradeInBaseImage(t, tree, filepath.Dir(sentinel))
-		assert.Contains(t, res.output, "with pytest")
+		assert.Contains(t, res.Output, "with pytest")
 		assertGrade(t, res, semverTotal)
 		assert.NoFileExists(t, sentinel, "no planted file ran")
-		assert.Equal(t, before, snapshot(t, tree), "the agent's tree is unchanged")
+		assert.Equal(t, before, tasktest.Snapshot(t, tree), "the agent's tree is unchanged")
 	})
 }
 
@@ -850,23 +660,23 @@ func TestSemverGradeInBaseImage(t *testing.T) {
 // $HANGAR_GRADE_OUT and Harbor's reward dir need not be writable; without
 // $HANGAR_GRADE_OUT an unwritable reward dir is a grading failure (exit 2).
 func TestSemverGradeUnwritableRewardDir(t *testing.T) {
-	needPython(t)
+	tasktest.NeedPython(t)
 	scratch := t.TempDir()
 	blocker := filepath.Join(scratch, "file")
-	writeFile(t, blocker, "a file, so no directory can be made under it\n")
+	tasktest.WriteFile(t, blocker, "a file, so no directory can be made under it\n")
 	rewardDir := filepath.Join(blocker, "reward")
 	tree := workDir(t, reference(t))
 
 	gradeOut := filepath.Join(scratch, "grade.json")
 	env := append(baseEnv(), "HANGAR_REPO="+tree, "FLIGHTDECK_REWARD_DIR="+rewardDir, "HANGAR_GRADE_OUT="+gradeOut)
-	code, out := run(t, taskDir(t), env, "bash", filepath.Join(taskDir(t), "tests", "test.sh"))
+	code, out := tasktest.Run(t, taskDir(t), env, "bash", filepath.Join(taskDir(t), "tests", "test.sh"))
 	assert.Equal(t, 0, code, out)
-	detail := readReward(t, gradeOut, out)
+	detail := tasktest.ReadReward(t, gradeOut, out)
 	assert.Equal(t, 1.0, detail["reward"])
 	assert.Equal(t, float64(semverTotal), detail["passed"])
-	assert.Equal(t, semverTotal, parseResult(t, out).Passed)
+	assert.Equal(t, semverTotal, tasktest.ParseResult(t, out).Passed)
 
 	env = append(baseEnv(), "HANGAR_REPO="+tree, "FLIGHTDECK_REWARD_DIR="+rewardDir)
-	code, out = run(t, taskDir(t), env, "bash", filepath.Join(taskDir(t), "tests", "test.sh"))
+	code, out = tasktest.Run(t, taskDir(t), env, "bash", filepath.Join(taskDir(t), "tests", "test.sh"))
 	assert.Equal(t, 2, code, "grading failed: no reward written anywhere\n%s", out)
 }
