@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,21 +18,70 @@ import (
 // engine: files are written as a seed would have copied them.
 func newWorkDir(t *testing.T, files map[string]string) *WorkDir {
 	t.Helper()
+	return newWorkDirs(t, files, 1)[0]
+}
+
+// newWorkDirs prepares a seed holding files once, as a run does, and n work
+// dirs copied from it.
+func newWorkDirs(t *testing.T, files map[string]string, n int) []*WorkDir {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	root := t.TempDir()
-	w := &WorkDir{Host: filepath.Join(root, "workdir"), Container: "/app", scratch: filepath.Join(root, "git")}
-	w.shadow = filepath.Join(w.scratch, "shadow.git")
-	require.NoError(t, os.MkdirAll(w.Host, 0o755))
-	require.NoError(t, os.MkdirAll(w.scratch, 0o755))
+	tree, scratch := filepath.Join(root, "seed", "tree"), filepath.Join(root, "seed")
+	require.NoError(t, os.MkdirAll(tree, 0o755))
 	for name, content := range files {
-		writeTestFile(t, filepath.Join(w.Host, name), content)
+		writeTestFile(t, filepath.Join(tree, name), content)
 	}
+	seed, err := prepareSeed(context.Background(), tree, scratch)
+	require.NoError(t, err)
+	var ws []*WorkDir
+	for i := range n {
+		host, git := filepath.Join(root, fmt.Sprint(i), "workdir"), filepath.Join(root, fmt.Sprint(i), "git")
+		require.NoError(t, os.MkdirAll(host, 0o755))
+		require.NoError(t, os.MkdirAll(git, 0o755))
+		w, err := prepareWorkDir(seed, "/app", host, git)
+		require.NoError(t, err)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// Work dirs copied from one prepared seed share its base commits but
+// nothing else, and the copied index vouches for no file: a same-size
+// change with the seed's modification time is still seen.
+func TestWorkDirsFromOneSeed(t *testing.T) {
+	ws := newWorkDirs(t, map[string]string{"src/a.py": "a = 1\n", "README": "seed\n"}, 2)
+	a, b := ws[0], ws[1]
+	assert.Equal(t, a.Base, b.Base)
+	assert.Len(t, a.Base, 40)
 	ctx := context.Background()
-	require.NoError(t, w.baseCommit(ctx))
-	require.NoError(t, w.shadowCommit(ctx))
-	return w
+
+	path := filepath.Join(a.Host, "src", "a.py")
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	writeTestFile(t, path, "a = 2\n")
+	require.NoError(t, os.Chtimes(path, fi.ModTime(), fi.ModTime()))
+	files, patch, err := a.change(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"src/a.py"}, files)
+	assert.Contains(t, string(patch), "+a = 2")
+
+	gitIn(t, a.Host, "commit", "-qam", "Change a")
+	commits, err := a.commits(ctx)
+	require.NoError(t, err)
+	require.Len(t, commits, 1)
+	assert.Equal(t, "Change a", commits[0].Subject)
+
+	files, patch, err = b.change(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, files, "the other work dir is untouched")
+	assert.Empty(t, patch)
+	commits, err = b.commits(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, commits)
+	assert.Equal(t, "a = 1\n", readFile(t, filepath.Join(b.Host, "src", "a.py")))
 }
 
 func writeTestFile(t *testing.T, path, content string) {

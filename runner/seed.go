@@ -13,9 +13,10 @@ import (
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
-// seeds keeps one host copy of each image's working directory per run:
-// the first trial of an image copies it out through a short-lived
-// container, and every trial's work dir is a host copy of that.
+// seeds keeps one host copy of each image's working directory per run,
+// with its base commits made (see seedBase): the first trial of an image
+// copies it out through a short-lived container, and every trial's work dir
+// is a host copy of that.
 type seeds struct {
 	dir string // where the copies live (under the run's .work)
 
@@ -25,15 +26,16 @@ type seeds struct {
 
 type seedCopy struct {
 	done chan struct{}
-	path string
+	path string // holds tree/ and shadow.git
+	base *seedBase
 	err  error
 }
 
 func newSeeds(dir string) *seeds { return &seeds{dir: dir, copies: map[string]*seedCopy{}} }
 
-// get returns the host copy of dir in spec.Image (whose ID is imageID),
-// making it once.
-func (s *seeds) get(ctx context.Context, eng sandbox.Engine, spec sandbox.ContainerSpec, imageID, dir string) (string, error) {
+// get returns the prepared host copy of dir in spec.Image (whose ID is
+// imageID), making it once.
+func (s *seeds) get(ctx context.Context, eng sandbox.Engine, spec sandbox.ContainerSpec, imageID, dir string) (*seedBase, error) {
 	key := imageID + "\x00" + dir
 	s.mu.Lock()
 	c, ok := s.copies[key]
@@ -41,9 +43,16 @@ func (s *seeds) get(ctx context.Context, eng sandbox.Engine, spec sandbox.Contai
 		c = &seedCopy{done: make(chan struct{}), path: filepath.Join(s.dir, strconv.Itoa(len(s.copies)))}
 		s.copies[key] = c
 		s.mu.Unlock()
+		tree := filepath.Join(c.path, "tree")
 		c.err = resetDir(c.path)
 		if c.err == nil {
-			c.err = seed(ctx, eng, spec, dir, c.path)
+			c.err = resetDir(tree)
+		}
+		if c.err == nil {
+			c.err = seed(ctx, eng, spec, dir, tree)
+		}
+		if c.err == nil {
+			c.base, c.err = prepareSeed(ctx, tree, c.path)
 		}
 		if c.err != nil {
 			s.mu.Lock()
@@ -51,14 +60,14 @@ func (s *seeds) get(ctx context.Context, eng sandbox.Engine, spec sandbox.Contai
 			s.mu.Unlock()
 		}
 		close(c.done)
-		return c.path, c.err
+		return c.base, c.err
 	}
 	s.mu.Unlock()
 	select {
 	case <-c.done:
-		return c.path, c.err
+		return c.base, c.err
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 

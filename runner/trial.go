@@ -153,11 +153,11 @@ func (a *trialAttempt) run(ctx context.Context) error {
 		}
 		seedSpec := base
 		seedSpec.Labels = map[string]string{grader.LabelPhase: "seed"}
-		src, err := s.seeds.get(ctx, s.eng, seedSpec, info.ID, dir)
+		seed, err := s.seeds.get(ctx, s.eng, seedSpec, info.ID, dir)
 		if err != nil {
 			return err
 		}
-		wd, err = prepareWorkDir(ctx, src, dir, host, gitDir)
+		wd, err = prepareWorkDir(seed, dir, host, gitDir)
 		return err
 	}); err != nil {
 		return err

@@ -44,19 +44,44 @@ func containerWorkDir(configured string, info sandbox.ImageInfo) string {
 	return path.Clean("/" + wd)
 }
 
-// prepareWorkDir fills hostDir with a copy of the seeded tree src, then
-// makes the base commits. scratch is a host dir for the runner's own files;
-// both must exist and be empty.
-func prepareWorkDir(ctx context.Context, src, dir, hostDir, scratch string) (*WorkDir, error) {
-	w := &WorkDir{Host: hostDir, Container: dir, scratch: scratch, shadow: filepath.Join(scratch, "shadow.git")}
-	if err := copyTree(src, hostDir); err != nil {
-		return nil, err
-	}
+// seedBase is a seeded tree made ready once per run: the tree with its
+// base commit, and a shadow repository that records it. Every trial's work
+// dir is a copy of both, so no trial makes the commits again; the commits
+// are the same bytes for every trial (fixed identity and dates) anyway.
+type seedBase struct {
+	tree, shadow     string
+	base, shadowBase string
+}
+
+// prepareSeed makes the base commits in the seeded tree and records it in a
+// shadow repository under scratch (an empty host dir of the runner's).
+func prepareSeed(ctx context.Context, tree, scratch string) (*seedBase, error) {
+	w := &WorkDir{Host: tree, scratch: scratch, shadow: filepath.Join(scratch, "shadow.git")}
 	if err := w.baseCommit(ctx); err != nil {
 		return nil, err
 	}
 	if err := w.shadowCommit(ctx); err != nil {
 		return nil, err
+	}
+	return &seedBase{tree: tree, shadow: w.shadow, base: w.Base, shadowBase: w.shadowBase}, nil
+}
+
+// prepareWorkDir fills hostDir with a copy of the prepared seed's tree (its
+// repository included) and scratch with a copy of its shadow repository.
+// Both dirs must exist and be empty. The copies' files have new inodes and
+// times, so the first git command that looks at the work tree hashes its
+// files once: the copied index never vouches for a file it has not seen.
+func prepareWorkDir(seed *seedBase, dir, hostDir, scratch string) (*WorkDir, error) {
+	w := &WorkDir{Host: hostDir, Container: dir, scratch: scratch, shadow: filepath.Join(scratch, "shadow.git"),
+		Base: seed.base, shadowBase: seed.shadowBase}
+	if err := copyTree(seed.tree, hostDir); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(w.shadow, 0o755); err != nil {
+		return nil, fmt.Errorf("shadow repository: %w", err)
+	}
+	if err := copyTree(seed.shadow, w.shadow); err != nil {
+		return nil, fmt.Errorf("shadow repository: %w", err)
 	}
 	return w, nil
 }
