@@ -272,14 +272,34 @@ func (a *agentPhase) solve(ctx context.Context) (agentResult, error) {
 // with one fails before the agent starts. A longer one is in the file only.
 const maxInstructionEnv = 64 << 10
 
+// instructionMount writes the instruction under scratch and returns the
+// read-only bind mount that shows it at InstructionPath in the agent's
+// container: a mount costs nothing at start, where copying the file in
+// costs a round trip through the engine.
+func instructionMount(scratch, instruction string) (sandbox.Mount, error) {
+	dir := filepath.Join(scratch, "instruction")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
+	}
+	// Readable by any user the agent runs as; a fresh file in a fresh dir.
+	file := filepath.Join(dir, path.Base(InstructionPath))
+	if err := os.WriteFile(file, []byte(instruction), 0o644); err != nil {
+		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
+	}
+	if err := os.Chmod(file, 0o644); err != nil {
+		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
+	}
+	return sandbox.Mount{HostPath: dir, ContainerPath: InstructionDir, ReadOnly: true}, nil
+}
+
 // command runs the variant's command line with the instruction at
-// InstructionPath and, when it is not too long, in FLIGHTDECK_INSTRUCTION.
+// InstructionPath (mounted read-only, see instructionMount) and, when it is
+// not too long, in FLIGHTDECK_INSTRUCTION.
 func (a *agentPhase) command(ctx context.Context, instruction string) (agentResult, error) {
 	v := a.trial.Variant
-	files := []sandbox.File{{Path: "instruction.md", Mode: 0o644, Data: []byte(instruction)}}
-	if err := a.eng.WriteFiles(ctx, a.container, InstructionDir, files, sandbox.Owner{}); err != nil {
-		return agentResult{}, fmt.Errorf("write the instruction into the agent's container: %w", err)
-	}
 	env := []string{EnvInstrFile + "=" + InstructionPath, EnvWorkdir + "=" + a.workdir}
 	if len(instruction) <= maxInstructionEnv {
 		env = append(env, EnvInstruction+"="+instruction)

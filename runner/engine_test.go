@@ -293,7 +293,8 @@ results: RESULTS
 }
 
 // The nop, command and reward-planting agents (the command agent checks
-// that neither the hidden tests nor the solution are in its container);
+// that neither the hidden tests nor the solution are in its container, and
+// that its instruction is there, read-only);
 // then a rerun is all cached and starts no container; --no-cache runs again.
 func TestEngineAgentsAndCache(t *testing.T) {
 	t.Parallel()
@@ -310,6 +311,7 @@ variants:
       test ! -e /tests && test ! -e /solution && test ! -e /flightdeck/task &&
       ! grep -rqs "reward 1 when" / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr --exclude-dir=var &&
       grep -q 42 "$FLIGHTDECK_INSTRUCTION_FILE" && test -n "$FLIGHTDECK_INSTRUCTION" &&
+      ! (echo forged >> "$FLIGHTDECK_INSTRUCTION_FILE") 2>/dev/null &&
       test "$FLIGHTDECK_WORKDIR" = "$PWD" && echo 42 > answer.txt && echo done > /opt/marker &&
       git add answer.txt && git commit -qm Answer
   plant:

@@ -248,6 +248,13 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 				spec.Mounts = append(spec.Mounts, m...)
 				ap.outputDir = harborLogsDir(a.dir)
 			}
+			if t.Variant.Agent == AgentCommand {
+				m, err := instructionMount(a.scratch, instruction)
+				if err != nil {
+					return err
+				}
+				spec.Mounts = append(spec.Mounts, m)
+			}
 			c, err := s.eng.Start(ctx, spec)
 			if c.ID != "" {
 				ap.container = c.ID
