@@ -29,6 +29,11 @@ type Options struct {
 	// check that bind mounts are visible. Default os.TempDir(); pass the
 	// directory results and work dirs will live in.
 	ProbeDir string
+	// SupersededAge is how old an untagged task image must be before Reap
+	// takes it for one whose tag moved on. A build makes its image first
+	// and tags it after, so a younger untagged image may be another
+	// process's build still in progress. Default 10 minutes.
+	SupersededAge time.Duration
 }
 
 var _ Engine = (*Docker)(nil)
@@ -48,6 +53,9 @@ func NewWithOptions(ctx context.Context, opts Options) (*Docker, error) {
 	}
 	if opts.ProbeDir == "" {
 		opts.ProbeDir = os.TempDir()
+	}
+	if opts.SupersededAge <= 0 {
+		opts.SupersededAge = 10 * time.Minute
 	}
 	ep, err := ResolveEndpoint(os.Getenv, dockerConfigDir())
 	if err != nil {

@@ -16,8 +16,9 @@ import (
 // OrphansOnly only those whose owner process is gone (same host, pid not
 // alive or reused since). Cached task images (and the preflight probe
 // image) go only with opts.TaskImages, whatever their owner, except those
-// whose tag moved on to a later build, which always go; with RunID, only
-// those labelled with that run. An image a running container uses is
+// whose tag moved on to a later build, which go once older than
+// Options.SupersededAge (a younger one may be a build whose tag is yet to
+// come); with RunID, only those labelled with that run. An image a running container uses is
 // kept. Reap runs on a context the caller's
 // cancellation does not reach, and carries on past failures, returning
 // them joined.
@@ -114,14 +115,21 @@ func (r *reaper) images(ctx context.Context) {
 			}
 			tags := realTags(img.RepoTags)
 			// A task image whose tag moved to a later build of the same
-			// context (another process built it too) is garbage.
-			superseded := kind == KindTaskImage && len(tags) == 0
+			// context (another process built it too) is garbage. A young
+			// untagged one may be a build whose tag is yet to come.
+			superseded := kind == KindTaskImage && len(tags) == 0 &&
+				time.Since(time.Unix(img.Created, 0)) >= r.d.opts.SupersededAge
 			switch {
 			case r.opts.RunID != "" && img.Labels[LabelRun] != r.opts.RunID:
 				continue
 			case cached && !r.opts.TaskImages && !superseded:
 				continue
 			case !cached && !r.selected(img.Labels):
+				continue
+			}
+			// The list may be stale: a build may have tagged the image
+			// since, and removal by ID would take the new tag with it.
+			if superseded && r.tagged(ctx, img.ID) {
 				continue
 			}
 			name := img.ID
@@ -143,6 +151,16 @@ func (r *reaper) images(ctx context.Context) {
 			r.removed("image "+name, img.Labels)
 		}
 	}
+}
+
+// tagged reports whether the image has a tag now (or cannot be read, in
+// which case it is left alone).
+func (r *reaper) tagged(ctx context.Context, id string) bool {
+	res, err := r.d.api.ImageInspect(ctx, id)
+	if err != nil {
+		return !cerrdefs.IsNotFound(err)
+	}
+	return len(realTags(res.RepoTags)) > 0
 }
 
 // realTags drops the "<none>:<none>" older engines list for untagged images.

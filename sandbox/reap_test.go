@@ -174,7 +174,20 @@ func TestReapRemovesSupersededTaskImages(t *testing.T) {
 	_, err := d.api.ImageTag(ctx, client.ImageTagOptions{Source: current.ID, Target: old.Ref})
 	require.NoError(t, err)
 
+	r := &reaper{d: d}
+	assert.True(t, r.tagged(ctx, current.ID))
+	assert.False(t, r.tagged(ctx, old.ID), "its tag moved on")
+	// Young, it may be another process's build whose tag is yet to come.
 	reaped, err := d.Reap(ctx, ReapOptions{RunID: run, OrphansOnly: true})
+	require.NoError(t, err)
+	assert.Zero(t, reaped.Images, "a young untagged task image stays: %v", reaped.Removed)
+	_, err = d.InspectImage(ctx, old.ID)
+	require.NoError(t, err)
+
+	aged, err := NewWithOptions(ctx, Options{SupersededAge: time.Nanosecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { aged.Close() })
+	reaped, err = aged.Reap(ctx, ReapOptions{RunID: run, OrphansOnly: true})
 	require.NoError(t, err)
 	assert.Equal(t, 1, reaped.Images)
 	_, err = d.InspectImage(ctx, old.ID)
