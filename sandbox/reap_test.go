@@ -243,3 +243,41 @@ func TestBaseImageScriptDoesNothingWhenPresent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before.ID, after.ID)
 }
+
+// A reap beside builds never takes a build's image: a build makes its
+// image before it tags it, and an untagged task image is not yet garbage.
+func TestReapBesideBuilds(t *testing.T) {
+	d := newTestEngine(t)
+	requireBaseImage(t, d)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	reaps := make(chan error, 1)
+	go func() {
+		var errs []error
+		for {
+			select {
+			case <-stop:
+				reaps <- errors.Join(errs...)
+				return
+			default:
+			}
+			if _, err := d.Reap(ctx, ReapOptions{OrphansOnly: true}); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}()
+	var built []Image
+	for i := range 6 {
+		dir := envDir(t, "FROM "+baseImage+"\nCOPY f /f\nRUN true\n", map[string]string{"f": fmt.Sprint(i, randomHex(4))})
+		img, err := d.EnsureImage(ctx, BuildSpec{Name: testImageName(t), ContextDir: dir})
+		require.NoError(t, err)
+		removeImageAfter(t, d, img.Ref)
+		built = append(built, img)
+	}
+	close(stop)
+	require.NoError(t, <-reaps)
+	for _, img := range built {
+		_, err := d.InspectImage(ctx, img.Ref)
+		assert.NoError(t, err, "the reap beside its build removed %s", img.Ref)
+	}
+}
