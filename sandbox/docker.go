@@ -29,10 +29,9 @@ type Options struct {
 	// check that bind mounts are visible. Default os.TempDir(); pass the
 	// directory results and work dirs will live in.
 	ProbeDir string
-	// SupersededAge is how old an untagged task image must be before Reap
-	// takes it for one whose tag moved on. A build makes its image first
-	// and tags it after, so a younger untagged image may be another
-	// process's build still in progress. Default 10 minutes.
+	// SupersededAge is how long ago an untagged task image must have last
+	// carried a tag before Reap takes it for one whose tag moved on to a
+	// later build. Default 10 minutes.
 	SupersededAge time.Duration
 }
 

@@ -16,9 +16,8 @@ import (
 // OrphansOnly only those whose owner process is gone (same host, pid not
 // alive or reused since). Cached task images (and the preflight probe
 // image) go only with opts.TaskImages, whatever their owner, except those
-// whose tag moved on to a later build, which go once older than
-// Options.SupersededAge (a younger one may be a build whose tag is yet to
-// come); with RunID, only those labelled with that run. An image a running container uses is
+// whose tag moved on to a later build (see superseded), which always go;
+// with RunID, only those labelled with that run. An image a running container uses is
 // kept. Reap runs on a context the caller's
 // cancellation does not reach, and carries on past failures, returning
 // them joined.
@@ -114,22 +113,13 @@ func (r *reaper) images(ctx context.Context) {
 				continue
 			}
 			tags := realTags(img.RepoTags)
-			// A task image whose tag moved to a later build of the same
-			// context (another process built it too) is garbage. A young
-			// untagged one may be a build whose tag is yet to come.
-			superseded := kind == KindTaskImage && len(tags) == 0 &&
-				time.Since(time.Unix(img.Created, 0)) >= r.d.opts.SupersededAge
+			superseded := kind == KindTaskImage && len(tags) == 0 && r.superseded(ctx, img.ID)
 			switch {
 			case r.opts.RunID != "" && img.Labels[LabelRun] != r.opts.RunID:
 				continue
 			case cached && !r.opts.TaskImages && !superseded:
 				continue
 			case !cached && !r.selected(img.Labels):
-				continue
-			}
-			// The list may be stale: a build may have tagged the image
-			// since, and removal by ID would take the new tag with it.
-			if superseded && r.tagged(ctx, img.ID) {
 				continue
 			}
 			name := img.ID
@@ -153,14 +143,19 @@ func (r *reaper) images(ctx context.Context) {
 	}
 }
 
-// tagged reports whether the image has a tag now (or cannot be read, in
-// which case it is left alone).
-func (r *reaper) tagged(ctx context.Context, id string) bool {
+// superseded reports whether an untagged task image is one whose tag
+// moved on to a later build of the same context (another process built it
+// too): garbage. The list it came from may be stale, so the image is read
+// again. A build makes its image before it tags it, so an image never
+// tagged may be a build in progress: it stays, as does one tagged less
+// than Options.SupersededAge ago.
+func (r *reaper) superseded(ctx context.Context, id string) bool {
 	res, err := r.d.api.ImageInspect(ctx, id)
-	if err != nil {
-		return !cerrdefs.IsNotFound(err)
+	if err != nil || len(realTags(res.RepoTags)) > 0 {
+		return false
 	}
-	return len(realTags(res.RepoTags)) > 0
+	last := res.Metadata.LastTagTime
+	return !last.IsZero() && time.Since(last) >= r.d.opts.SupersededAge
 }
 
 // realTags drops the "<none>:<none>" older engines list for untagged images.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,19 +175,40 @@ func TestReapRemovesSupersededTaskImages(t *testing.T) {
 	_, err := d.api.ImageTag(ctx, client.ImageTagOptions{Source: current.ID, Target: old.Ref})
 	require.NoError(t, err)
 
-	r := &reaper{d: d}
-	assert.True(t, r.tagged(ctx, current.ID))
-	assert.False(t, r.tagged(ctx, old.ID), "its tag moved on")
-	// Young, it may be another process's build whose tag is yet to come.
-	reaped, err := d.Reap(ctx, ReapOptions{RunID: run, OrphansOnly: true})
+	// A task image never tagged: what a build makes before it tags it.
+	c, err := d.Start(ctx, ContainerSpec{Image: baseImage, RunID: run})
 	require.NoError(t, err)
-	assert.Zero(t, reaped.Images, "a young untagged task image stays: %v", reaped.Removed)
-	_, err = d.InspectImage(ctx, old.ID)
+	t.Cleanup(func() { _ = d.Remove(context.Background(), c.ID) })
+	untagged, err := d.api.ContainerCommit(ctx, c.ID, client.ContainerCommitOptions{
+		Config: &container.Config{Labels: d.ownedLabels(KindTaskImage, run, "", nil)}})
 	require.NoError(t, err)
+	removeImageAfter(t, d, untagged.ID)
 
 	aged, err := NewWithOptions(ctx, Options{SupersededAge: time.Nanosecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { aged.Close() })
+	for _, tc := range []struct {
+		name string
+		d    *Docker
+		id   string
+		want bool
+	}{
+		{"tagged", aged, current.ID, false},
+		{"tag moved on", aged, old.ID, true},
+		{"tag moved on lately", d, old.ID, false},
+		{"never tagged", aged, untagged.ID, false},
+	} {
+		r := &reaper{d: tc.d}
+		assert.Equal(t, tc.want, r.superseded(ctx, tc.id), tc.name)
+	}
+
+	// Lately superseded, it stays for now.
+	reaped, err := d.Reap(ctx, ReapOptions{RunID: run, OrphansOnly: true})
+	require.NoError(t, err)
+	assert.Zero(t, reaped.Images, "%v", reaped.Removed)
+	_, err = d.InspectImage(ctx, old.ID)
+	require.NoError(t, err)
+
 	reaped, err = aged.Reap(ctx, ReapOptions{RunID: run, OrphansOnly: true})
 	require.NoError(t, err)
 	assert.Equal(t, 1, reaped.Images)
@@ -194,6 +216,8 @@ func TestReapRemovesSupersededTaskImages(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoSuchImage, "the superseded image is gone")
 	_, err = d.InspectImage(ctx, current.Ref)
 	assert.NoError(t, err, "tagged task images stay without TaskImages")
+	_, err = d.InspectImage(ctx, untagged.ID)
+	assert.NoError(t, err, "a task image never tagged may be a build in progress")
 }
 
 func TestOrphaned(t *testing.T) {
