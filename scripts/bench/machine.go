@@ -75,12 +75,14 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// loadSampler records the 1-minute load average and the number of running
-// containers (the bench's own included) every interval.
+// loadSampler records the 1-minute load average, the number of running
+// containers (the bench's own included) and of those flightdeck did not
+// make (no flightdeck.managed label) every interval.
 type loadSampler struct {
 	mu         sync.Mutex
 	load       samples
 	containers samples
+	foreign    samples
 	stop       chan struct{}
 	done       chan struct{}
 }
@@ -110,22 +112,43 @@ func (s *loadSampler) sample(ctx context.Context) {
 	if f := strings.Fields(loadAvg()); len(f) > 0 {
 		load1, _ = strconv.ParseFloat(f[0], 64)
 	}
-	n := -1.0
-	if out, err := exec.CommandContext(ctx, "docker", "ps", "-q").Output(); err == nil {
-		n = float64(len(strings.Fields(string(out))))
+	n, foreign := -1.0, 0.0
+	format := `{{.Label "` + sandbox.LabelManaged + `"}}.`
+	if out, err := exec.CommandContext(ctx, "docker", "ps", "--format", format).Output(); err == nil {
+		lines := strings.Fields(string(out))
+		n = float64(len(lines))
+		for _, l := range lines {
+			if l == "." {
+				foreign++
+			}
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.load = append(s.load, load1)
 	if n >= 0 {
 		s.containers = append(s.containers, n)
+		s.foreign = append(s.foreign, foreign)
 	}
 }
 
-func (s *loadSampler) finish() (load, containers samples) {
+func (s *loadSampler) finish() (load, containers, foreign samples) {
 	close(s.stop)
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.load, s.containers
+	return s.load, s.containers, s.foreign
+}
+
+// load1 is the 1-minute figure of a loadAvg string, or -1.
+func load1(avg string) float64 {
+	f := strings.Fields(avg)
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
 }

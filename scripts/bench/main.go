@@ -164,7 +164,7 @@ func run(ctx context.Context, p plan, quick bool, out, bin, profiles string) (er
 			return err
 		}
 	}
-	rep.load, rep.containers = sampler.finish()
+	rep.load, rep.containers, rep.foreign = sampler.finish()
 	rep.machine.loadAfter = loadAvg()
 	rep.took = time.Since(b.started)
 	if err := os.WriteFile(out, []byte(rep.markdown()), 0o644); err != nil {

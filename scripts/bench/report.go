@@ -25,6 +25,7 @@ type report struct {
 	took          time.Duration
 	load          samples
 	containers    samples
+	foreign       samples // running containers flightdeck did not make
 	trials        *trialFigures
 	profile       *trialProfile
 	startup       *startupFigures
@@ -124,7 +125,8 @@ func (r *report) targets() []target {
 	}
 }
 
-// busy says whether other work shared the machine.
+// busy says whether the machine was loaded while the bench ran: by the
+// bench's own containers, other work, or both.
 func (r *report) busy() bool {
 	return r.load.median() > 0.5*float64(r.machine.cpus)
 }
@@ -154,14 +156,25 @@ func (r *report) markdown() string {
 	w("| flightdeck | %s |\n", orUnknown(m.flightdeck))
 	w("| load average (1, 5, 15 min) | before %s; after %s |\n", m.loadBefore, m.loadAfter)
 	w("| 1-min load during the bench | median %.2f, max %.2f (%d samples, every 10 s) |\n", r.load.median(), r.load.max(), len(r.load))
-	w("| running containers during the bench | median %.0f, max %.0f (the bench's own included) |\n\n", r.containers.median(), r.containers.max())
+	w("| running containers during the bench | median %.0f, max %.0f (the bench's own included); not made by flightdeck: max %.0f |\n\n",
+		r.containers.median(), r.containers.max(), r.foreign.max())
+	before := load1(m.loadBefore)
 	if r.busy() {
-		w("**The machine was busy**: the 1-minute load average stayed around %.1f on %d cores while the bench ran\n", r.load.median(), m.cpus)
-		w("(other engineers' Docker tests ran at the same time). Absolute times are inflated and noisier than on\n")
-		w("an idle machine; the floor, the CLI reference and flightdeck were measured in interleaved rounds, so\n")
-		w("their ratios are fairer than their absolute values.\n\n")
+		others := ""
+		switch n := r.foreign.max(); {
+		case n == 1:
+			others = ", and a container flightdeck did not make ran beside them"
+		case n > 1:
+			others = fmt.Sprintf(", and up to %.0f containers flightdeck did not make ran beside them", n)
+		}
+		w("%s\n\n", wrap(fmt.Sprintf("**The machine was loaded**: the 1-minute load average stayed around %.1f on %d cores "+
+			"while the bench ran (%.1f before it started). The bench's own containers count in it%s. Absolute times "+
+			"are inflated and noisier than on an idle machine; the floor, the CLI reference and flightdeck were "+
+			"measured in interleaved rounds, so their ratios are fairer than their absolute values.",
+			r.load.median(), m.cpus, before, others), 105))
 	} else {
-		w("The machine was not busy: the 1-minute load average stayed around %.1f on %d cores.\n\n", r.load.median(), m.cpus)
+		w("%s\n\n", wrap(fmt.Sprintf("The machine was not loaded: the 1-minute load average stayed around %.1f on %d cores "+
+			"(%.1f before the bench started).", r.load.median(), m.cpus, before), 105))
 	}
 
 	w("## Targets\n\n")
@@ -362,7 +375,7 @@ func (r *report) writeWhere(w writer) {
 				ms(j.trialSec[2].median()), ms(j.trialSec[1].median()), j.trialSec[2].median()/j.trialSec[1].median())
 			w("two cores with the engine (dockerd, containerd, runc, fuse-overlayfs)")
 			if r.busy() {
-				w(" and with the other work on the machine (1-minute load %.1f)", r.load.median())
+				w(", while the 1-minute load stayed around %.1f", r.load.median())
 			}
 			w(". Per trial flightdeck itself used %s of CPU and host git %s (the profile above): the cores go to the\n",
 				ms(r.profile.cpu.self/float64(r.plan.profileTrials)), ms(r.profile.cpu.children/float64(r.plan.profileTrials)))
@@ -478,4 +491,24 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// wrap breaks text into lines of at most width characters at spaces.
+func wrap(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, word := range strings.Fields(text) {
+		switch {
+		case i == 0:
+		case n+1+len(word) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }

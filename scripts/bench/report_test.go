@@ -37,6 +37,7 @@ func fakeReport() *report {
 			engine: sandbox.Info{ServerVersion: "20.10.24", APIVersion: "1.41", StorageDriver: "overlay2", CgroupVersion: "1"}},
 		load:       samples{2.5, 3, 3.5},
 		containers: samples{1, 2},
+		foreign:    samples{0, 1},
 		trials: &trialFigures{
 			floor: samples{0.66, 0.7}, floorAgent: samples{0.33}, floorGrader: samples{0.33},
 			floorStart: samples{0.25}, floorExec: samples{0.03}, floorRemove: samples{0.05},
