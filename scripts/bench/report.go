@@ -203,11 +203,12 @@ type writer func(format string, args ...any)
 func (r *report) writeTrial(w writer) {
 	t := r.trials
 	w("## One trial: the floor, flightdeck and the CLI reference\n\n")
-	w("The trivial task is fixtures/bench/nop: an image FROM flightdeck/base:bookworm with one small file in\n")
-	w("its work dir, a nop agent, and a grader (tests/test.sh) that only writes reward 1. Its image is built\n")
-	w("before anything is measured (cached). Measured in %d interleaved rounds; each round takes one floor\n", r.plan.rounds)
-	w("sample, one CLI reference trial and one in-process flightdeck run of %d nop trials then %d command-agent\n", r.plan.attempts, r.plan.attempts)
-	w("trials at --jobs 1 (the round's order rotates).\n\n")
+	w("%s\n\n", wrap(fmt.Sprintf("The trivial task is fixtures/bench/nop: an image FROM flightdeck/base:bookworm with one "+
+		"small file in its work dir, no network (as the floor's and the CLI reference's containers), a nop agent, and a "+
+		"grader (tests/test.sh) that only writes reward 1. Its image is built before anything is measured (cached). "+
+		"Measured in %d interleaved rounds; each round takes one floor sample, one CLI reference trial and one "+
+		"in-process flightdeck run of %d nop trials then %d command-agent trials at --jobs 1 (the round's order rotates).",
+		r.plan.rounds, r.plan.attempts, r.plan.attempts), 103))
 	w("| figure | time |\n|---|---|\n")
 	w("| floor: agent's + grader's container | %s |\n", t.floor.spread())
 	w("| floor: agent's container alone | %s |\n", t.floorAgent.spread())
