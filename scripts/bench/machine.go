@@ -76,8 +76,9 @@ func loadAvg() string {
 }
 
 // loadSampler records the 1-minute load average, the number of running
-// containers (the bench's own included) and of those flightdeck did not
-// make (no flightdeck.managed label) every interval.
+// containers (the bench's own included) and of those without the
+// flightdeck.managed label (another program's, or an image build's step:
+// the classic builder's step containers carry no label) every interval.
 type loadSampler struct {
 	mu         sync.Mutex
 	load       samples

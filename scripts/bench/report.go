@@ -25,7 +25,7 @@ type report struct {
 	took          time.Duration
 	load          samples
 	containers    samples
-	foreign       samples // running containers flightdeck did not make
+	foreign       samples // running containers without flightdeck's label
 	trials        *trialFigures
 	profile       *trialProfile
 	startup       *startupFigures
@@ -156,16 +156,16 @@ func (r *report) markdown() string {
 	w("| flightdeck | %s |\n", orUnknown(m.flightdeck))
 	w("| load average (1, 5, 15 min) | before %s; after %s |\n", m.loadBefore, m.loadAfter)
 	w("| 1-min load during the bench | median %.2f, max %.2f (%d samples, every 10 s) |\n", r.load.median(), r.load.max(), len(r.load))
-	w("| running containers during the bench | median %.0f, max %.0f (the bench's own included); not made by flightdeck: max %.0f |\n\n",
+	w("| running containers during the bench | median %.0f, max %.0f (the bench's own included); without flightdeck's label (another program's, or an image build's step): max %.0f |\n\n",
 		r.containers.median(), r.containers.max(), r.foreign.max())
 	before := load1(m.loadBefore)
 	if r.busy() {
 		others := ""
 		switch n := r.foreign.max(); {
 		case n == 1:
-			others = ", and a container flightdeck did not make ran beside them"
+			others = ", and a container without flightdeck's label (another program's, or an image build's step) ran beside them"
 		case n > 1:
-			others = fmt.Sprintf(", and up to %.0f containers flightdeck did not make ran beside them", n)
+			others = fmt.Sprintf(", and up to %.0f containers without flightdeck's label (another program's, or an image build's step) ran beside them", n)
 		}
 		w("%s\n\n", wrap(fmt.Sprintf("**The machine was loaded**: the 1-minute load average stayed around %.1f on %d cores "+
 			"while the bench ran (%.1f before it started). The bench's own containers count in it%s. Absolute times "+
