@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -399,4 +400,43 @@ results: RESULTS
 	assert.True(t, overlaps(rec2), "--jobs 2 runs trials at once")
 	assertNoLeftovers(t, eng, rec1.RunID)
 	assertNoLeftovers(t, eng, rec2.RunID)
+}
+
+// A run's start removes earlier runs' leftovers whose owner is gone, but
+// not those made less than orphanMinAge ago: those are left to whoever
+// killed their owner (`flightdeck gc`).
+func TestEngineRunStartReapsOldOrphans(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	orphanRun := "orphans-" + NewRunID(time.Now())
+	orphan := func(name string, created time.Time) string {
+		args := []string{"run", "-d", "--name", name + "-" + orphanRun, "--network", "none"}
+		for k, v := range map[string]string{
+			sandbox.LabelManaged: "true", sandbox.LabelRun: orphanRun, sandbox.LabelKind: sandbox.KindContainer,
+			sandbox.LabelOwnerHost: host, sandbox.LabelOwnerPID: fmt.Sprint(dead.Process.Pid),
+			sandbox.LabelCreated: created.UTC().Format(time.RFC3339),
+		} {
+			args = append(args, "--label", k+"="+v)
+		}
+		out, err := exec.Command("docker", append(args, FallbackImage, "sleep", "infinity")...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		id := strings.TrimSpace(string(out))
+		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
+		return id
+	}
+	old := orphan("old", time.Now().Add(-2*orphanMinAge))
+	fresh := orphan("fresh", time.Now())
+
+	suite := writeSuite(t, "tasks: [FIXTURES/answer]\nvariants: {nop: {agent: nop}}\nretries: 0\nresults: RESULTS\n")
+	rec, _ := runSuite(t, eng, suite, Options{})
+	for id, wantGone := range map[string]bool{old: true, fresh: false} {
+		st, err := eng.State(context.Background(), id)
+		require.NoError(t, err)
+		assert.Equal(t, wantGone, st.Missing, "container %.12s (gone: %v)", id, wantGone)
+	}
+	assertNoLeftovers(t, eng, rec.RunID)
 }

@@ -24,6 +24,11 @@ const workDirName = ".work"
 // reapTimeout bounds the cleanup of an interrupted run.
 const reapTimeout = 8 * time.Second
 
+// orphanMinAge is how old an earlier run's leftover must be before a run's
+// start removes it: younger ones are left to whoever killed their owner
+// (`flightdeck gc` removes them at any age).
+const orphanMinAge = time.Minute
+
 // EngineOpener connects to the container engine; a run calls it only when
 // some trial has to run.
 type EngineOpener func(ctx context.Context) (sandbox.Engine, error)
@@ -282,7 +287,7 @@ func (s *runState) open(ctx context.Context, rec *RunRecord) error {
 		s.progress.line("engine: " + w)
 	}
 	rec.Versions.Engine, rec.Versions.EngineAPI = info.ServerVersion, info.APIVersion
-	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true}); err != nil {
+	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge}); err != nil {
 		s.progress.line("reap orphans: " + err.Error())
 	} else if n := reaped.Containers + reaped.Images; n > 0 {
 		s.progress.line(fmt.Sprintf("removed %d containers and %d images left by earlier runs", reaped.Containers, reaped.Images))

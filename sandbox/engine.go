@@ -199,6 +199,11 @@ type ReapOptions struct {
 	RunID       string // only this run's objects
 	OrphansOnly bool   // only objects whose owner process is gone (same host)
 	TaskImages  bool   // also prune cached task images
+	// MinAge leaves objects created less than this long ago (their
+	// flightdeck.created label). A run's own reap of earlier runs' leftovers
+	// uses it, so that it never takes what a process killed a moment ago
+	// left to whoever killed it (a `flightdeck gc --run`, a test).
+	MinAge time.Duration
 }
 
 // Reaped counts what Reap removed.

@@ -52,7 +52,17 @@ func (r *reaper) selected(labels map[string]string) bool {
 	if r.opts.RunID != "" && labels[LabelRun] != r.opts.RunID {
 		return false
 	}
+	if r.opts.MinAge > 0 && !olderThan(labels, r.opts.MinAge) {
+		return false
+	}
 	return !r.opts.OrphansOnly || r.d.orphaned(labels)
+}
+
+// olderThan reports whether the object was created at least age ago; one
+// without a readable created label counts as old.
+func olderThan(labels map[string]string, age time.Duration) bool {
+	created, err := time.Parse(time.RFC3339, labels[LabelCreated])
+	return err != nil || time.Since(created) >= age
 }
 
 func (r *reaper) fail(err error) { r.errs = append(r.errs, err) }

@@ -305,3 +305,32 @@ func TestReapBesideBuilds(t *testing.T) {
 		assert.NoError(t, err, "the reap beside its build removed %s", img.Ref)
 	}
 }
+
+// MinAge leaves objects younger than it, whoever their owner.
+func TestReapSelectedMinAge(t *testing.T) {
+	d := &Docker{host: "here", pid: os.Getpid()}
+	dead := fmt.Sprint(deadPID(t))
+	at := func(ago time.Duration) string { return time.Now().Add(-ago).UTC().Format(time.RFC3339) }
+	orphan := func(created string) map[string]string {
+		return map[string]string{LabelOwnerHost: "here", LabelOwnerPID: dead, LabelRun: "r", LabelCreated: created}
+	}
+	tests := []struct {
+		name   string
+		opts   ReapOptions
+		labels map[string]string
+		want   bool
+	}{
+		{"fresh orphan, no MinAge", ReapOptions{OrphansOnly: true}, orphan(at(0)), true},
+		{"fresh orphan", ReapOptions{OrphansOnly: true, MinAge: time.Minute}, orphan(at(0)), false},
+		{"old orphan", ReapOptions{OrphansOnly: true, MinAge: time.Minute}, orphan(at(2 * time.Minute)), true},
+		{"no created label", ReapOptions{OrphansOnly: true, MinAge: time.Minute}, orphan(""), true},
+		{"old, owner alive", ReapOptions{OrphansOnly: true, MinAge: time.Minute},
+			map[string]string{LabelOwnerHost: "here", LabelOwnerPID: fmt.Sprint(os.Getpid()), LabelCreated: at(time.Hour)}, false},
+		{"fresh, the run's own", ReapOptions{RunID: "r", MinAge: time.Minute}, orphan(at(0)), false},
+		{"another run's", ReapOptions{RunID: "s", MinAge: time.Minute}, orphan(at(time.Hour)), false},
+	}
+	for _, tc := range tests {
+		r := &reaper{d: d, opts: tc.opts}
+		assert.Equal(t, tc.want, r.selected(tc.labels), tc.name)
+	}
+}
