@@ -12,15 +12,15 @@ import (
 )
 
 // Reap removes flightdeck's objects (containers, snapshot images, volumes,
-// networks) selected by opts: those of opts.RunID when set, and with
+// networks) selected by opts: those of opts.RunID when set, with
 // OrphansOnly only those whose owner process is gone (same host, pid not
-// alive or reused since). Cached task images (and the preflight probe
-// image) go only with opts.TaskImages, whatever their owner, except those
-// whose tag moved on to a later build (see superseded), which always go;
-// with RunID, only those labelled with that run. An image a running container uses is
-// kept. Reap runs on a context the caller's
-// cancellation does not reach, and carries on past failures, returning
-// them joined.
+// alive or reused since), and with MinAge only those at least that old.
+// Cached task images (and the preflight probe image) go only with
+// opts.TaskImages, whatever their owner, except those whose tag moved on
+// to a later build (see superseded), which always go; with RunID, only
+// those labelled with that run. An image a running container uses is
+// kept. Reap runs on a context the caller's cancellation does not reach,
+// and carries on past failures, returning them joined.
 func (d *Docker) Reap(ctx context.Context, opts ReapOptions) (Reaped, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*d.opts.CleanupTimeout)
 	defer cancel()
