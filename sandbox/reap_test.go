@@ -274,6 +274,8 @@ func TestReapBesideBuilds(t *testing.T) {
 	d := newTestEngine(t)
 	requireBaseImage(t, d)
 	ctx := context.Background()
+	// The reaps keep to this test's run: other processes' orphans are theirs.
+	run := testRunID(t, d)
 	stop := make(chan struct{})
 	reaps := make(chan error, 1)
 	go func() {
@@ -285,7 +287,7 @@ func TestReapBesideBuilds(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := d.Reap(ctx, ReapOptions{OrphansOnly: true}); err != nil {
+			if _, err := d.Reap(ctx, ReapOptions{RunID: run, OrphansOnly: true}); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -293,7 +295,7 @@ func TestReapBesideBuilds(t *testing.T) {
 	var built []Image
 	for i := range 6 {
 		dir := envDir(t, "FROM "+baseImage+"\nCOPY f /f\nRUN true\n", map[string]string{"f": fmt.Sprint(i, randomHex(4))})
-		img, err := d.EnsureImage(ctx, BuildSpec{Name: testImageName(t), ContextDir: dir})
+		img, err := d.EnsureImage(ctx, BuildSpec{Name: testImageName(t), ContextDir: dir, Labels: map[string]string{LabelRun: run}})
 		require.NoError(t, err)
 		removeImageAfter(t, d, img.Ref)
 		built = append(built, img)
