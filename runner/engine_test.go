@@ -440,3 +440,44 @@ func TestEngineRunStartReapsOldOrphans(t *testing.T) {
 	}
 	assertNoLeftovers(t, eng, rec.RunID)
 }
+
+// imageThief removes a trial's image from the engine just before the
+// trial's first container starts: what a `docker rmi` in another terminal
+// does to a run.
+type imageThief struct {
+	sandbox.Engine
+	trial string
+	once  sync.Once
+	err   error
+}
+
+func (e *imageThief) Start(ctx context.Context, spec sandbox.ContainerSpec) (sandbox.Container, error) {
+	if spec.TrialID == e.trial {
+		e.once.Do(func() { e.err = e.Engine.RemoveImage(ctx, spec.Image) })
+	}
+	return e.Engine.Start(ctx, spec)
+}
+
+// A task image removed from the engine mid-run is got again: the trial
+// whose container could not start is retried and runs, and so do the
+// trials after it.
+func TestEngineImageRemovedMidRun(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	task := filepath.Join(t.TempDir(), "answer")
+	require.NoError(t, os.CopyFS(task, os.DirFS(filepath.Join(fixturesDir, "answer"))))
+	// An image of its own: the other tests' answer image stays.
+	writeTestFile(t, filepath.Join(task, "environment", "nonce"), NewRunID(time.Now())+"\n")
+	suite := writeSuite(t, "tasks: ["+task+"]\nattempts: 3\nretries: 1\nresults: RESULTS\n"+
+		"variants: {cmd: {agent: command, command: 'echo 42 > answer.txt'}}\n")
+	thief := &imageThief{Engine: eng, trial: "answer__cmd__2"}
+	rec, res := runSuite(t, thief, suite, Options{Jobs: 1})
+	require.NoError(t, thief.err)
+	require.Len(t, res, 3)
+	for name, r := range res {
+		assert.Equal(t, grader.OutcomePassed, r.Outcome, "%s: %s", name, r.Error)
+	}
+	assert.Equal(t, 2, res["answer__cmd__2"].Tries, "the trial whose image went is retried")
+	builtImages.Store(res["answer__cmd__3"].Image, true)
+	assertNoLeftovers(t, eng, rec.RunID)
+}

@@ -72,6 +72,26 @@ func (s *taskImages) get(ctx context.Context, t *tasks.Task) (sandbox.Image, str
 	}
 }
 
+// forget drops the task's image from the run's memory when it is ref, so
+// that the next get finds or builds it again: the image went from the
+// engine under the run (a `docker rmi`, a `flightdeck gc --images`). A get
+// still in progress is left alone.
+func (s *taskImages) forget(t *tasks.Task, ref string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.builds[t.Dir]
+	if !ok {
+		return
+	}
+	select {
+	case <-b.done:
+		if b.err == nil && b.img.Ref == ref {
+			delete(s.builds, t.Dir)
+		}
+	default:
+	}
+}
+
 func (s *taskImages) ensure(ctx context.Context, t *tasks.Task) (sandbox.Image, string, error) {
 	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
 		return sandbox.Image{}, "", fmt.Errorf("build log dir: %w", err)

@@ -75,3 +75,32 @@ func TestImagesPinnedReferences(t *testing.T) {
 		})
 	}
 }
+
+// forget drops a finished get of that image, and nothing else.
+func TestTaskImagesForget(t *testing.T) {
+	task := &tasks.Task{Dir: "/t"}
+	tests := []struct {
+		name     string
+		finished bool
+		err      error
+		ref      string
+		gone     bool
+	}{
+		{"finished, that image", true, nil, "img:1", true},
+		{"finished, another image", true, nil, "img:2", false},
+		{"failed", true, fmt.Errorf("build failed"), "img:1", false},
+		{"in progress", false, nil, "img:1", false},
+	}
+	for _, tc := range tests {
+		s := newTaskImages(nil, nil, t.TempDir(), 1, func(string) {})
+		b := &imageBuild{done: make(chan struct{}), img: sandbox.Image{Ref: "img:1"}, err: tc.err}
+		if tc.finished {
+			close(b.done)
+		}
+		s.builds[task.Dir] = b
+		s.forget(task, tc.ref)
+		_, kept := s.builds[task.Dir]
+		assert.Equal(t, tc.gone, !kept, tc.name)
+	}
+	newTaskImages(nil, nil, t.TempDir(), 1, func(string) {}).forget(task, "img:1") // nothing to forget
+}

@@ -103,18 +103,27 @@ func (a *trialAttempt) run(ctx context.Context) error {
 	var img sandbox.Image
 	var info sandbox.ImageInfo
 	if err := a.phase(PhaseImage, func() error {
-		var buildLog string
-		var err error
-		img, buildLog, err = s.images.get(ctx, task)
-		if buildLog != "" {
-			linkOrCopy(buildLog, filepath.Join(a.dir, BuildLog))
-		}
-		if err != nil {
+		// An image removed from the engine since the run got it is got
+		// again, once.
+		for try := 0; ; try++ {
+			var buildLog string
+			var err error
+			img, buildLog, err = s.images.get(ctx, task)
+			if buildLog != "" {
+				linkOrCopy(buildLog, filepath.Join(a.dir, BuildLog))
+			}
+			if err != nil {
+				return err
+			}
+			a.res.Image, a.res.ImageID, a.res.MappedImages = img.Ref, img.ID, img.Mapped
+			info, err = s.eng.InspectImage(ctx, img.Ref)
+			if try == 0 && errors.Is(err, sandbox.ErrNoSuchImage) {
+				s.progress.note(t, fmt.Sprintf("image %s is gone from the engine; getting it again", img.Ref))
+				s.images.forget(task, img.Ref)
+				continue
+			}
 			return err
 		}
-		a.res.Image, a.res.ImageID, a.res.MappedImages = img.Ref, img.ID, img.Mapped
-		info, err = s.eng.InspectImage(ctx, img.Ref)
-		return err
 	}); err != nil {
 		return err
 	}
