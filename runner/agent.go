@@ -277,19 +277,21 @@ const maxInstructionEnv = 64 << 10
 // container: a mount costs nothing at start, where copying the file in
 // costs a round trip through the engine.
 func instructionMount(scratch, instruction string) (sandbox.Mount, error) {
+	// Readable by any user the agent runs as, whatever the umask; a fresh
+	// file in a fresh dir.
 	dir := filepath.Join(scratch, "instruction")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
-	}
-	// Readable by any user the agent runs as; a fresh file in a fresh dir.
 	file := filepath.Join(dir, path.Base(InstructionPath))
-	if err := os.WriteFile(file, []byte(instruction), 0o644); err != nil {
-		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
 	}
-	if err := os.Chmod(file, 0o644); err != nil {
+	if err == nil {
+		err = os.WriteFile(file, []byte(instruction), 0o644)
+	}
+	if err == nil {
+		err = os.Chmod(file, 0o644)
+	}
+	if err != nil {
 		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
 	}
 	return sandbox.Mount{HostPath: dir, ContainerPath: InstructionDir, ReadOnly: true}, nil

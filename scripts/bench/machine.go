@@ -109,10 +109,7 @@ func startLoadSampler(ctx context.Context, every time.Duration) *loadSampler {
 }
 
 func (s *loadSampler) sample(ctx context.Context) {
-	var load1 float64
-	if f := strings.Fields(loadAvg()); len(f) > 0 {
-		load1, _ = strconv.ParseFloat(f[0], 64)
-	}
+	load := load1(loadAvg())
 	n, foreign := -1.0, 0.0
 	format := `{{.Label "` + sandbox.LabelManaged + `"}}.`
 	if out, err := exec.CommandContext(ctx, "docker", "ps", "--format", format).Output(); err == nil {
@@ -126,7 +123,9 @@ func (s *loadSampler) sample(ctx context.Context) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.load = append(s.load, load1)
+	if load >= 0 {
+		s.load = append(s.load, load)
+	}
 	if n >= 0 {
 		s.containers = append(s.containers, n)
 		s.foreign = append(s.foreign, foreign)

@@ -158,7 +158,10 @@ func (r *report) markdown() string {
 	w("| 1-min load during the bench | median %.2f, max %.2f (%d samples, every 10 s) |\n", r.load.median(), r.load.max(), len(r.load))
 	w("| running containers during the bench | median %.0f, max %.0f (the bench's own included); without flightdeck's label (another program's, or an image build's step): max %.0f |\n\n",
 		r.containers.median(), r.containers.max(), r.foreign.max())
-	before := load1(m.loadBefore)
+	before := "unknown"
+	if l := load1(m.loadBefore); l >= 0 {
+		before = fmt.Sprintf("%.1f", l)
+	}
 	if r.busy() {
 		others := ""
 		switch n := r.foreign.max(); {
@@ -168,13 +171,13 @@ func (r *report) markdown() string {
 			others = fmt.Sprintf(", and up to %.0f containers without flightdeck's label (another program's, or an image build's step) ran beside them", n)
 		}
 		w("%s\n\n", wrap(fmt.Sprintf("**The machine was loaded**: the 1-minute load average stayed around %.1f on %d cores "+
-			"while the bench ran (%.1f before it started). The bench's own containers count in it%s. Absolute times "+
+			"while the bench ran (%s before it started). The bench's own containers count in it%s. Absolute times "+
 			"are inflated and noisier than on an idle machine; the floor, the CLI reference and flightdeck were "+
 			"measured in interleaved rounds, so their ratios are fairer than their absolute values.",
 			r.load.median(), m.cpus, before, others), 105))
 	} else {
 		w("%s\n\n", wrap(fmt.Sprintf("The machine was not loaded: the 1-minute load average stayed around %.1f on %d cores "+
-			"(%.1f before the bench started).", r.load.median(), m.cpus, before), 105))
+			"(%s before the bench started).", r.load.median(), m.cpus, before), 105))
 	}
 
 	w("## Targets\n\n")
