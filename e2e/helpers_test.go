@@ -54,6 +54,7 @@ type suiteFile struct {
 	Concurrency int                       `json:"concurrency,omitempty"`
 	Retries     *int                      `json:"retries,omitempty"`
 	Timeouts    map[string]float64        `json:"timeout_multiplier,omitempty"`
+	Images      map[string]string         `json:"images,omitempty"`
 	Results     string                    `json:"results"`
 }
 

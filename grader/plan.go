@@ -21,6 +21,8 @@ type plan struct {
 	testsHost   string // the task's tests/ on the host
 	testsMount  string // where they go in the container
 	ownedDir    string // what the grader's user is given
+	imageTests  bool   // the image owns /tests: set-up copies nothing
+	uploads     []Upload
 	rewardDir   string // TrialDir/verifier on the host
 	rewardMount string // the reward dir in the container
 	logPath     string
@@ -76,6 +78,9 @@ func newPlan(req Request) (*plan, error) {
 		p.nativePlan(req)
 	} else {
 		p.harborPlan(req)
+		p.container.Service = req.Service
+		p.imageTests = req.ImageTests
+		p.uploads = req.Uploads
 	}
 	return p, nil
 }

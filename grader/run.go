@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -86,6 +87,24 @@ type Request struct {
 	// process that is not the verifier (one the agent left running), so
 	// the grade's reward is not trusted (RewardTampered). 0: no watch.
 	Watch time.Duration
+	// Service, for a Harbor grade of a multi-container task in a fresh
+	// container (a snapshot), is main's place among the trial's services:
+	// their network, under main's name, and main's entrypoint and command.
+	Service *sandbox.ServiceSpec
+	// ImageTests, for a Harbor grade in a fresh container, says the image
+	// owns /tests (a separate verifier's image, built from tests/): nothing
+	// is removed there or copied in, as Harbor skips the tests upload.
+	ImageTests bool
+	// Uploads are copied into a fresh grading container before the
+	// verifier runs: a separate verifier gets the agent's artifacts at the
+	// paths they had in the agent's container.
+	Uploads []Upload
+}
+
+// Upload is a host file or directory copied into the grading container.
+type Upload struct {
+	HostPath      string
+	ContainerPath string // absolute; a directory's contents land in it
 }
 
 // Grade is how a grade ended. A Grade is meaningful only when Run returns
@@ -325,6 +344,14 @@ func settle(ctx context.Context, eng sandbox.Engine, id string) (sandbox.State, 
 // /tests is removed first, so the tests are exactly the task's, and the
 // work dir is given back to the agent's user.
 func (p *plan) setUp(ctx context.Context, eng sandbox.Engine, id string) error {
+	for _, u := range p.uploads {
+		if err := upload(ctx, eng, id, u); err != nil {
+			return fmt.Errorf("copy %s into the grading container at %s: %w", u.HostPath, u.ContainerPath, err)
+		}
+	}
+	if p.imageTests {
+		return nil
+	}
 	if !p.native {
 		if err := rootExec(ctx, eng, id, []string{"rm", "-rf", "--", p.testsMount}); err != nil {
 			return fmt.Errorf("clear %s in the grading container: %w", p.testsMount, err)
@@ -353,6 +380,35 @@ func (p *plan) setUp(ctx context.Context, eng sandbox.Engine, id string) error {
 		return fmt.Errorf("give %s to user %s: chown exited %d", p.ownedDir, user, res.ExitCode)
 	}
 	return nil
+}
+
+// upload copies a host directory's contents into a container directory, or
+// a host file to a container path (staged as a link in a directory of its
+// own, so that only it is sent).
+func upload(ctx context.Context, eng sandbox.Engine, id string, u Upload) error {
+	info, err := os.Stat(u.HostPath)
+	if err != nil {
+		return err
+	}
+	if info.IsDir() {
+		return eng.CopyIn(ctx, id, u.HostPath, u.ContainerPath, sandbox.Owner{})
+	}
+	stage, err := os.MkdirTemp("", "flightdeck-upload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	staged := filepath.Join(stage, path.Base(u.ContainerPath))
+	if err := os.Link(u.HostPath, staged); err != nil {
+		data, rerr := os.ReadFile(u.HostPath)
+		if rerr != nil {
+			return rerr
+		}
+		if err := os.WriteFile(staged, data, info.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return eng.CopyIn(ctx, id, stage, path.Dir(u.ContainerPath), sandbox.Owner{})
 }
 
 // rootExec runs cmd as root in the container and wants exit 0.

@@ -172,6 +172,8 @@ func assertNoLeftovers(t *testing.T, eng sandbox.Engine, runID string) {
 	require.NoError(t, err)
 	assert.Zero(t, reaped.Containers, "containers of run %s left behind: %v", runID, reaped.Removed)
 	assert.Zero(t, reaped.Images, "images of run %s left behind: %v", runID, reaped.Removed)
+	assert.Zero(t, reaped.Networks, "networks of run %s left behind: %v", runID, reaped.Removed)
+	assert.Zero(t, reaped.Volumes, "volumes of run %s left behind: %v", runID, reaped.Removed)
 }
 
 type lockedWriter struct {

@@ -48,6 +48,10 @@ type harborTrial struct {
 	// firstStep is a multi-step task's first step, which starts the
 	// container.
 	firstStep *stepRun
+	// service is main's place among a multi-container task's services;
+	// nil for a single-container task.
+	service *sandbox.ServiceSpec
+	compose *composeTrial
 }
 
 // runHarbor runs a trial in Harbor's container model.
@@ -119,8 +123,22 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 			return err
 		}
 	}
+	// A multi-container task's other services start first: main may
+	// depend on them.
+	service, binds, composeEnv, err := h.startServices(ctx, env)
+	if err != nil {
+		return err
+	}
+	if service != nil {
+		h.service = service
+		s.progress.phase(t, PhaseAgent)
+		// The task's [environment].env is layered over the file's, as
+		// Harbor's env file comes after the task's compose file.
+		env = append(composeEnv, env...)
+		mounts = append(mounts, binds...)
+	}
 	spec := sandbox.ContainerSpec{
-		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.runID, TrialID: t.ID, Workdir: h.dir, Env: env,
+		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.runID, TrialID: t.ID, Workdir: h.dir, Env: env, Service: service,
 		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
 		Network: h.agentNet, Reconnectable: h.graderNet && !h.agentNet,
 		Mounts: mounts, Dirs: []string{harbor.VerifierLogs},
@@ -335,8 +353,13 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		Task: t.Task, Image: h.img.Ref, ContainerWorkDir: h.dir, TrialDir: step.dir,
 		RunID: s.runID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.r.Owner, TestsDirs: step.testsDirs,
+		Service: h.service,
 	}
 	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
+	h.runCollect(ctx, step.dir)
+	if env, ok := t.Task.SeparateVerifier(); ok && step.name == "" {
+		return h.separateGrade(ctx, env, req)
+	}
 	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {
 		h.res.GradePhase.Mode = suite.GradingSnapshot
 		// The snapshot grade removes the container: collect first.
@@ -381,10 +404,10 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 // collectArtifacts copies the task's artifacts out of the container into
 // the trial's logs/artifacts, with a manifest, as Harbor collects them
 // after the verifier; what fails is said, and is not the trial's failure.
-func (h *harborTrial) collectArtifacts(ctx context.Context) {
+func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEntry {
 	as := h.t.Task.Artifacts()
 	if len(as) == 0 {
-		return
+		return nil
 	}
 	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.container, as, harbor.ArtifactsDir(h.trialAttempt.dir))
 	if err != nil {
@@ -395,6 +418,7 @@ func (h *harborTrial) collectArtifacts(ctx context.Context) {
 			h.s.progress.note(h.t, fmt.Sprintf("artifact %s not collected: %s", e.Source, e.Error))
 		}
 	}
+	return entries
 }
 
 // rewardWatch is how long a live grade's reward dir is watched after the

@@ -491,14 +491,17 @@ func TestRunKeep(t *testing.T) {
 // What the runner cannot do refuses the task, not the run: the task is
 // among the request's refused tasks with the file, the field and the rule.
 func TestPrepareRefusesWhatTheRunnerCannotDo(t *testing.T) {
-	tests := []struct{ name, edit, file, field, want string }{
-		{"allowlist", "[agent]\nnetwork_mode = \"allowlist\"\n", "", "[agent].network_mode", "allowlisted networks are not supported"},
-		{"gpus", "[environment]\ngpus = 1\n", "", "[environment].gpus", "GPUs are not supported"},
-		{"tpu", "[environment]\ntpu = 1\n", "", "[environment].tpu", "TPUs are not supported"},
-		{"windows", "[environment]\nos = \"windows\"\n", "", "[environment].os", "Windows tasks are not supported"},
-		{"separate verifier", "[verifier.environment]\ndocker_image = \"x:1\"\n", "", "[verifier.environment]", "a separate verifier environment is not supported"},
-		{"compose", "", "environment/docker-compose.yaml", "", "multi-container tasks (a Docker Compose environment) are not supported yet"},
-		{"missing host variable", "[verifier.env]\nTOKEN = \"${FD_TEST_SURELY_UNSET_VAR}\"\n", "", "[verifier].env",
+	tests := []struct{ name, edit, file, content, field, want string }{
+		{"allowlist", "[agent]\nnetwork_mode = \"allowlist\"\n", "", "", "[agent].network_mode", "allowlisted networks are not supported"},
+		{"gpus", "[environment]\ngpus = 1\n", "", "", "[environment].gpus", "GPUs are not supported"},
+		{"tpu", "[environment]\ntpu = 1\n", "", "", "[environment].tpu", "TPUs are not supported"},
+		{"windows", "[environment]\nos = \"windows\"\n", "", "", "[environment].os", "Windows tasks are not supported"},
+		{"separate verifier without an image", "[verifier.environment]\ncpus = 1\n", "", "", "[verifier].environment_mode", "a separate verifier needs an image"},
+		{"privileged compose service", "", "environment/docker-compose.yaml", "services: {db: {image: x:1, privileged: true}}\n",
+			"services.db.privileged", `service "db": privileged: a privileged container can reach the host`},
+		{"compose host port", "", "environment/docker-compose.yaml", "services: {db: {image: x:1, ports: [\"5432:5432\"]}}\n",
+			"services.db.ports", "publishes host port 5432"},
+		{"missing host variable", "[verifier.env]\nTOKEN = \"${FD_TEST_SURELY_UNSET_VAR}\"\n", "", "", "[verifier].env",
 			"env key TOKEN: the host variable FD_TEST_SURELY_UNSET_VAR is not set"},
 	}
 	for _, tc := range tests {
@@ -513,7 +516,7 @@ func TestPrepareRefusesWhatTheRunnerCannotDo(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(task, "task.toml"), []byte(toml+"\n"+tc.edit), 0o644))
 			}
 			if tc.file != "" {
-				writeTestFile(t, filepath.Join(task, tc.file), "services: {}\n")
+				writeTestFile(t, filepath.Join(task, tc.file), tc.content)
 			}
 			suiteFile := filepath.Join(dir, "s.yaml")
 			writeTestFile(t, suiteFile, "tasks: [harbor]\nvariants: {o: {agent: oracle}}\n")

@@ -33,7 +33,11 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 		name = containerName("flightdeck-" + spec.TrialID)
 	}
 	cfg, hostCfg := d.containerConfig(spec)
-	res, err := d.api.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostCfg, Name: name})
+	var netCfg *network.NetworkingConfig
+	if svc := spec.Service; svc != nil {
+		netCfg = serviceConfig(svc, cfg, hostCfg)
+	}
+	res, err := d.api.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostCfg, NetworkingConfig: netCfg, Name: name})
 	if err != nil {
 		// The engine may have created it before the request was cancelled.
 		d.removeQuietly(ctx, name)
@@ -111,6 +115,35 @@ func (d *Docker) containerConfig(spec ContainerSpec) (*container.Config, *contai
 	return cfg, hostCfg
 }
 
+// serviceConfig applies what a compose service adds to a container's
+// configuration and returns its network's endpoint, if it has one.
+func serviceConfig(svc *ServiceSpec, cfg *container.Config, hostCfg *container.HostConfig) *network.NetworkingConfig {
+	// nil keeps the image's; the engine drops the image's command when the
+	// entrypoint is replaced, as compose does.
+	cfg.Entrypoint, cfg.Cmd = svc.Entrypoint, svc.Cmd
+	cfg.Hostname = svc.Hostname
+	if hc := svc.Healthcheck; hc != nil {
+		cfg.Healthcheck = &container.HealthConfig{Test: hc.Test, Interval: hc.Interval, Timeout: hc.Timeout,
+			StartPeriod: hc.StartPeriod, Retries: hc.Retries}
+	}
+	for _, v := range svc.Volumes {
+		hostCfg.Mounts = append(hostCfg.Mounts, mount.Mount{Type: mount.TypeVolume, Source: v.Volume, Target: v.Target, ReadOnly: v.ReadOnly})
+	}
+	if len(svc.Tmpfs) > 0 {
+		hostCfg.Tmpfs = map[string]string{}
+		for _, t := range svc.Tmpfs {
+			hostCfg.Tmpfs[t] = ""
+		}
+	}
+	if svc.NetworkName == "" {
+		return nil
+	}
+	hostCfg.NetworkMode = container.NetworkMode(svc.NetworkName)
+	return &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+		svc.NetworkName: {Aliases: svc.Aliases},
+	}}
+}
+
 // State reports whether the container runs and how it ended; a container
 // that no longer exists is Missing, not an error.
 func (d *Docker) State(ctx context.Context, containerID string) (State, error) {
@@ -125,7 +158,11 @@ func (d *Docker) State(ctx context.Context, containerID string) (State, error) {
 	if s == nil {
 		return State{}, nil
 	}
-	return State{Running: s.Running || s.Restarting, ExitCode: s.ExitCode, OOMKilled: s.OOMKilled}, nil
+	st := State{Running: s.Running || s.Restarting, ExitCode: s.ExitCode, OOMKilled: s.OOMKilled}
+	if s.Health != nil {
+		st.Health = string(s.Health.Status)
+	}
+	return st, nil
 }
 
 // Stop kills every process of the container (SIGKILL) and waits until the

@@ -97,6 +97,15 @@ type Engine interface {
 	Remove(ctx context.Context, containerID string) error
 	// RemoveImage removes an image flightdeck created (a snapshot).
 	RemoveImage(ctx context.Context, ref string) error
+	// CreateNetwork creates a private network for one trial's containers
+	// and returns its name.
+	CreateNetwork(ctx context.Context, spec NetworkSpec) (string, error)
+	// RemoveNetwork removes a network CreateNetwork made.
+	RemoveNetwork(ctx context.Context, name string) error
+	// CreateVolume creates a named volume for one trial and returns its name.
+	CreateVolume(ctx context.Context, runID, trialID, hint string) (string, error)
+	// RemoveVolume removes a volume CreateVolume made.
+	RemoveVolume(ctx context.Context, name string) error
 	// Reap removes flightdeck's objects selected by opts.
 	Reap(ctx context.Context, opts ReapOptions) (Reaped, error)
 }
@@ -189,10 +198,47 @@ type ContainerSpec struct {
 	// missing: Harbor mounts such directories (/logs/verifier) for the
 	// whole trial, and an image's entrypoint or an agent may expect them.
 	Dirs []string
+	// Service makes the container a service of a multi-container trial:
+	// on a trial's network under aliases, with its own entrypoint, command,
+	// healthcheck and volumes. nil for flightdeck's own containers.
+	Service *ServiceSpec
 	// CreateOnly creates the container and does not start it: nothing
 	// runs, and its filesystem (the image's, with the work dir made) can
 	// be read with CopyOut. It costs the engine far less than a start.
 	CreateOnly bool
+}
+
+// ServiceSpec is what a compose service adds to a container.
+type ServiceSpec struct {
+	// NetworkName is the trial's network, which the container joins
+	// instead of the default one (a service always has a network, so
+	// ContainerSpec.Network is not needed); "" for none.
+	NetworkName string
+	Aliases     []string // the names others find it by on NetworkName
+	Hostname    string
+	// Entrypoint and Cmd replace the image's when set (ContainerSpec.Cmd
+	// and KeepEntrypoint do not apply to a service).
+	Entrypoint  []string
+	Cmd         []string
+	Healthcheck *Healthcheck
+	Volumes     []VolumeMount
+	Tmpfs       []string
+}
+
+// Healthcheck is a container's health test, run by the engine.
+type Healthcheck struct {
+	Test        []string // "CMD", args... or "CMD-SHELL", command; "NONE" turns the image's off
+	Interval    time.Duration
+	Timeout     time.Duration
+	StartPeriod time.Duration
+	Retries     int
+}
+
+// VolumeMount mounts a named volume (CreateVolume) into a container.
+type VolumeMount struct {
+	Volume   string
+	Target   string
+	ReadOnly bool
 }
 
 // Container is a started container.
@@ -257,6 +303,9 @@ type State struct {
 	ExitCode  int
 	OOMKilled bool
 	Missing   bool // the container no longer exists
+	// Health is the engine's verdict on a container with a healthcheck:
+	// "starting", "healthy" or "unhealthy"; "" without one.
+	Health string
 }
 
 // ReapOptions selects what Reap removes.

@@ -88,8 +88,6 @@ if str(env.get("os", "linux")).lower() != "linux":
     refuse("[environment].os: only linux tasks run on the local Docker environment")
 if (env.get("gpus") or 0) > 0:
     refuse("[environment].gpus: the local Docker environment has no GPUs")
-if ver.get("environment") is not None or ver.get("environment_mode") == "separate":
-    refuse("[verifier].environment_mode: only the shared mode is re-enacted")
 imap = dict(p.split("=", 1) for p in os.environ.get("CLIREF_IMAGE_MAP", "").split() if "=" in p)
 def mapped(img):
     def norm(s):
@@ -143,6 +141,21 @@ put("hc_timeout", int(float(hc.get("timeout_sec", 30))))
 put("hc_start_period", hc.get("start_period_sec", 0))
 put("hc_start_interval", hc.get("start_interval_sec", 5))
 put("hc_retries", hc.get("retries", 3))
+# A separate verifier: an explicit mode wins, a [verifier.environment]
+# table alone makes one; its environment is that table, else [environment].
+mode = ver.get("environment_mode") or ("separate" if ver.get("environment") is not None else "shared")
+venv = ver.get("environment") if ver.get("environment") is not None else env
+put("separate", "1" if mode == "separate" else "")
+put("v_docker_image_run", mapped(venv["docker_image"]) if venv.get("docker_image") else "")
+put("v_workdir", venv.get("workdir") or "")
+srcs = []
+for a in cfg.get("artifacts") or []:
+    srcs.append(a if isinstance(a, str) else a.get("source", ""))
+put("artifact_sources", " ".join(x for x in srcs if x))
+hooks = ver.get("collect") or []
+arr("collect_cmds", [str(h.get("command", "")) for h in hooks])
+arr("collect_timeouts", [str(int(float(h.get("timeout_sec", 60)))) for h in hooks])
+arr("collect_users", ["" if h.get("user") is None else str(h["user"]) for h in hooks])
 tmpl = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
 def resolve(d, where):
     r = {}
@@ -240,6 +253,13 @@ def mapped(img):
     return img
 lines, seen_from = [], False
 for line in open(path).read().split("\n"):
+    if path.endswith(".yaml") or path.endswith(".yml"):
+        # A compose file: the image: references of its services.
+        i = re.match(r"^(\s*image:\s*)(\S+)(.*)$", line)
+        if i:
+            line = i.group(1) + mapped(i.group(2)) + i.group(3)
+        lines.append(line)
+        continue
     m = re.match(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", line, re.I)
     if m:
         seen_from = True
@@ -427,9 +447,8 @@ harbor_trial() {
   [ -z "$refused" ] || hfail "refused: $refused"
   # Harbor's Docker environment looks for this name only: a
   # docker-compose.yml is workspace content.
-  if [ -e "$task/environment/docker-compose.yaml" ]; then
-    hfail "refused: environment/docker-compose.yaml: multi-container tasks are not re-enacted"
-  fi
+  local compose=""
+  [ -e "$task/environment/docker-compose.yaml" ] && compose=1
   if [ "$steps_n" -gt 0 ]; then
     local sname ssol
     for sname in "${step_names[@]}"; do
@@ -456,6 +475,12 @@ harbor_trial() {
     mkdir -p "$hout/context"
     cp -a "$task/environment/." "$hout/context/"
     python3 -c "$harbor_from_py" "$hout/context/Dockerfile"
+    if [ -n "$compose" ]; then
+      # The services' Dockerfiles and image: references, mapped the same way.
+      local f
+      while IFS= read -r f; do python3 -c "$harbor_from_py" "$f"; done < <(find "$hout/context" -mindepth 2 -name 'Dockerfile*' -type f)
+      python3 -c "$harbor_from_py" "$hout/context/docker-compose.yaml"
+    fi
     if ! timeout "$build_timeout" docker build -q --force-rm -t "$tag" "${labels[@]}" "$hout/context" >/dev/null 2>"$hout/build.log"; then
       tail -20 "$hout/build.log" >&2
       hfail "the build of environment/ failed"
@@ -470,7 +495,11 @@ harbor_trial() {
   [ -n "$cpus" ] && run_args+=(--cpus "$cpus")
   [ -n "$memory_mb" ] && run_args+=(--memory "${memory_mb}m")
   run_args+=(-v "$hout/logs/agent:/logs/agent" -v "$hout/logs/verifier:/logs/verifier" -v "$hout/logs/artifacts:/logs/artifacts")
-  hcid="$(docker run "${run_args[@]}" "$himage" sh -c "sleep infinity")" || hfail "docker run failed"
+  if [ -n "$compose" ]; then
+    harbor_compose_up || hfail "docker-compose up failed: $(tail -5 "$hout/compose.log")"
+  else
+    hcid="$(docker run "${run_args[@]}" "$himage" sh -c "sleep infinity")" || hfail "docker run failed"
+  fi
   if [ -n "$(docker image inspect -f '{{if .Config.Healthcheck}}{{if ne (index .Config.Healthcheck.Test 0) "NONE"}}yes{{end}}{{end}}' "$himage")" ]; then
     local state waited=0
     while :; do
@@ -572,6 +601,17 @@ harbor_trial() {
   fi
   set_net "$net_baseline"
 
+  # [[verifier.collect]]: each command in the task's container, before the
+  # artifacts are taken; a failure is only said.
+  local ci
+  for ci in "${!collect_cmds[@]}"; do
+    dexec "${collect_users[$ci]}" "${collect_timeouts[$ci]}" "${collect_cmds[$ci]}" "${env_base[@]}" >/dev/null 2>&1 || say "verifier.collect #$((ci + 1)) failed"
+  done
+  if [ -n "$separate" ]; then
+    harbor_separate
+    return
+  fi
+
   # 5. The verifier phase, in the same container.
   set_net "$net_verifier"
   docker cp "$task/tests/." "$hcid:/tests"
@@ -584,6 +624,56 @@ harbor_trial() {
   # 6. The reward, from the host side of /logs/verifier.
   docker exec -u root "$hcid" chown -R "$(id -u):$(id -g)" /logs/agent /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
   python3 -c "$harbor_reward_py" "$hout/logs/verifier" "${verbose:-0}"
+}
+
+# harbor_separate: phases 5 and 6 of harbor_trial for a separate verifier,
+# as Harbor's trial runs one: the declared artifacts copied out of the
+# task's container, the container stopped; the verifier's image built from
+# tests/ (its Dockerfile, FROM mapped) or its docker_image; a container of
+# it (its entrypoint, `sleep infinity`, the verifier's network) with a
+# fresh /logs/verifier and the trial's /logs/artifacts; the artifacts copied
+# back at their paths; /tests/test.sh (the image's) run; the reward read.
+harbor_separate() {
+  local i=0 src vimage vrun=(-d "${labels[@]}") trc=0
+  mkdir -p "$hout/art" "$hout/vverifier"
+  chmod 777 "$hout/vverifier"
+  for src in $artifact_sources; do
+    i=$((i + 1))
+    mkdir -p "$hout/art/$i"
+    docker cp "$hcid:$src" "$hout/art/$i/" >/dev/null 2>&1 || say "artifact $src: not copied"
+  done
+  docker stop -t 0 "$hcid" >/dev/null
+  if [ -n "$v_docker_image_run" ]; then
+    vimage="$v_docker_image_run"
+  else
+    mkdir -p "$hout/vcontext"
+    cp -a "$task/tests/." "$hout/vcontext/"
+    python3 -c "$harbor_from_py" "$hout/vcontext/Dockerfile"
+    hvimage="${tag}-verifier"
+    docker build -q --force-rm -t "$hvimage" "${labels[@]}" "$hout/vcontext" >/dev/null 2>>"$hout/build.log" || hfail "the build of the verifier's tests/ failed"
+    vimage="$hvimage"
+  fi
+  [ "$net_verifier" = no-network ] && vrun+=(--network none)
+  vrun+=(-v "$hout/vverifier:/logs/verifier" -v "$hout/logs/artifacts:/logs/artifacts")
+  hvcid="$(docker run "${vrun[@]}" "$vimage" sh -c "sleep infinity")" || hfail "docker run of the verifier failed"
+  i=0
+  for src in $artifact_sources; do
+    i=$((i + 1))
+    case "$src" in /logs/artifacts | /logs/artifacts/*) continue ;; esac
+    [ -e "$hout/art/$i/$(basename "$src")" ] || continue
+    docker exec -u root "$hvcid" mkdir -p "$(dirname "$src")"
+    docker cp "$hout/art/$i/$(basename "$src")" "$hvcid:$(dirname "$src")/"
+  done
+  docker exec -u root "$hvcid" chmod +x /tests/test.sh >/dev/null 2>&1 || true
+  local va=(exec)
+  [ -n "$v_workdir" ] && va+=(-w "$v_workdir")
+  va+=("${env_verifier[@]}")
+  [ -n "$verifier_user" ] && va+=(-u "$verifier_user")
+  timeout -k 5 "$verifier_timeout" docker "${va[@]}" "$hvcid" bash -c "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1" || trc=$?
+  [ "$trc" = 124 ] && hfail "the verifier timed out after ${verifier_timeout} s"
+  say "test.sh exited $trc (separate verifier)"
+  docker exec -u root "$hvcid" chown -R "$(id -u):$(id -g)" /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
+  python3 -c "$harbor_reward_py" "$hout/vverifier" "${verbose:-0}"
 }
 
 # harbor_steps: phases 4 to 6 of harbor_trial for a multi-step task, as
@@ -673,7 +763,48 @@ harbor_steps() {
   python3 -c "$harbor_steps_py" total "$steps_strategy" "${verbose:-0}" "${step_rewards[@]}"
 }
 
+# harbor_compose_up: a multi-container task the way Harbor's Docker
+# environment starts one, with Debian's docker-compose as the client: a base
+# file defining main (the task image, `sleep infinity`, the /logs mounts)
+# and the task's docker-compose.yaml over it, `up -d` (which waits for the
+# conditions of depends_on), main's container as hcid. A phase without a
+# network gets an internal default network, as flightdeck gives it (the
+# services stay reachable; the outside does not).
+harbor_compose_up() {
+  hproj="fdcliref$$${RANDOM}"
+  {
+    echo "services:"
+    echo "  main:"
+    echo "    image: \"$himage\""
+    echo "    command: [\"sh\", \"-c\", \"sleep infinity\"]"
+    echo "    labels: {flightdeck.managed: \"true\", flightdeck.run: \"$run\", flightdeck.kind: cliref-harbor}"
+    echo "    volumes: [\"$hout/logs/agent:/logs/agent\", \"$hout/logs/verifier:/logs/verifier\", \"$hout/logs/artifacts:/logs/artifacts\"]"
+    [ -n "$cpus" ] && echo "    cpus: $cpus"
+    [ -n "$memory_mb" ] && echo "    mem_limit: ${memory_mb}m"
+    if [ "$net_agent" = no-network ] || [ "$net_verifier" = no-network ]; then
+      echo "networks:"
+      echo "  default:"
+      echo "    internal: true"
+    fi
+  } > "$hout/compose-base.yaml"
+  hcompose=(docker-compose -p "$hproj" --project-directory "$hout/context" -f "$hout/compose-base.yaml" -f "$hout/context/docker-compose.yaml")
+  "${hcompose[@]}" up -d >"$hout/compose.log" 2>&1 || return 1
+  hcid="$("${hcompose[@]}" ps -q main 2>>"$hout/compose.log")"
+  [ -n "$hcid" ]
+}
+
 harbor_cleanup() {
+  if [ -n "${hvcid:-}" ]; then
+    docker rm -f "$hvcid" >/dev/null 2>&1 || true
+  fi
+  if [ -n "${hvimage:-}" ] && [ -z "${CLIREF_KEEP_IMAGE:-}" ]; then
+    docker rmi -f "$hvimage" >/dev/null 2>&1 || true
+  fi
+  if [ -n "${hproj:-}" ]; then
+    docker exec -u root "$hcid" chown -R "$(id -u):$(id -g)" /logs/agent /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
+    "${hcompose[@]}" down -v --rmi local --remove-orphans >/dev/null 2>&1 || true
+    hcid=""
+  fi
   if [ -n "${hcid:-}" ]; then
     docker exec -u root "$hcid" chown -R "$(id -u):$(id -g)" /logs/agent /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
     docker rm -f "$hcid" >/dev/null 2>&1 || true

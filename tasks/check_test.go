@@ -211,12 +211,11 @@ func TestCheckHarborFixtures(t *testing.T) {
 	}{
 		{"allowed-hosts", "task.toml", "network.allowlist", "[environment].allowed_hosts", []string{"allowlist"}},
 		{"allowlist", "task.toml", "network.allowlist", "[environment].network_mode", []string{"allowlist"}},
-		{"docker-compose", "environment/docker-compose.yaml", "compose", "", []string{"multi-container"}},
+		{"compose-privileged", "environment/docker-compose.yaml", "compose.privileged", "services.db.privileged", []string{`service "db"`, "privileged"}},
 		{"gpus", "task.toml", "gpus", "[environment].gpus", []string{"gpus", "GPU"}},
 		{"memory-conflict", "task.toml", "memory", "[environment].memory", []string{"memory_mb"}},
 		{"plain-name", "task.toml", "task.name", "[task].name", []string{"org/name"}},
 		{"phase-allowlist", "task.toml", "network.allowlist", "[verifier].network_mode", []string{"allowlist"}},
-		{"separate-verifier", "task.toml", "verifier.separate", "[verifier].environment_mode", []string{"separate"}},
 		{"steps", "task.toml", "steps", "[[steps]]", []string{"multi-step"}},
 		{"windows-os", "task.toml", "windows", "[environment].os", []string{"windows"}},
 		{"windows-test-bat", "tests/test.bat", "windows", "", []string{"Windows"}},

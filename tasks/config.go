@@ -83,13 +83,25 @@ type VerifierConfig struct {
 	User         string            `toml:"user"`
 	NetworkMode  string            `toml:"network_mode"`
 	AllowedHosts []string          `toml:"allowed_hosts"` // an allowlist for the verifier's phase: refused
-	// EnvironmentMode is "shared" (Harbor's default: the verifier runs in
-	// the agent's container, as flightdeck does) or "separate" (a
-	// separately built verifier image: refused).
+	// EnvironmentMode is "shared" (the verifier runs in the agent's
+	// container) or "separate" (in a container of its own, from an image
+	// built from tests/ or [verifier.environment].docker_image). Unset, a
+	// [verifier.environment] table makes it separate (Task.SeparateVerifier).
 	EnvironmentMode string `toml:"environment_mode"`
 	// Environment is [verifier.environment], the separate verifier's
-	// image: refused when present.
-	Environment map[string]any `toml:"environment"`
+	// environment; without it the verifier's is a copy of [environment].
+	Environment *EnvConfig `toml:"environment"`
+	// Collect are [[verifier.collect]]: commands run in the task's
+	// container after the agent, before the artifacts are collected.
+	Collect []CollectHook `toml:"collect"`
+}
+
+// CollectHook is one [[verifier.collect]] command.
+type CollectHook struct {
+	Command    string   `toml:"command"`
+	Service    string   `toml:"service"`     // default "main"
+	TimeoutSec *float64 `toml:"timeout_sec"` // default 60
+	User       string   `toml:"user"`        // default: the container's
 }
 
 // EnvConfig is Harbor's [environment] table.

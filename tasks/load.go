@@ -386,9 +386,8 @@ func (v *validation) checkSupport(dir string, opts LoadOptions) {
 		v.errorf(TestsDir, "", "layout.tests",
 			"empty: a trial is graded by the hidden tests in tests/, and there are none")
 	}
-	if fileExists(filepath.Join(dir, EnvironmentDir, composeFile)) {
-		v.add(sev, EnvironmentDir+"/"+composeFile, "", "compose",
-			"multi-container tasks (a Docker Compose environment) are not supported yet; flightdeck runs one container per trial")
+	if p := filepath.Join(dir, EnvironmentDir, composeFile); fileExists(p) {
+		v.checkCompose(dir, p, sev)
 	} else if opts.check && fileExists(filepath.Join(dir, EnvironmentDir, composeFileYML)) &&
 		fileExists(filepath.Join(dir, EnvironmentDir, "Dockerfile")) {
 		v.add(SeverityWarning, EnvironmentDir+"/"+composeFileYML, "", "compose.yml",
@@ -414,22 +413,115 @@ func (v *validation) checkSupport(dir string, opts LoadOptions) {
 		v.add(sev, TaskFile, "[environment].os", "windows",
 			"Windows tasks are not supported yet: flightdeck runs Linux containers (found %q)", env.OS)
 	}
-	switch c.Verifier.EnvironmentMode {
-	case "", "shared":
-	case "separate":
-		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate",
-			"a separate verifier (\"separate\": a separately built verifier image) is not supported yet: flightdeck grades in the agent's container, as \"shared\"")
-	default:
-		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate",
-			"want \"shared\" (the default; \"separate\" is not supported), found %q", c.Verifier.EnvironmentMode)
-	}
-	if c.Verifier.Environment != nil {
-		v.add(sev, TaskFile, "[verifier.environment]", "verifier.separate",
-			"a separate verifier environment is not supported yet: flightdeck grades in the agent's container, as \"shared\"")
-	}
+	v.checkVerifierMode(dir, sev)
+	v.checkCollect(dir)
 	for _, is := range networkIssues(c) {
 		v.add(sev, TaskFile, is.field, is.rule, "%s", is.message)
 	}
+}
+
+// checkCompose loads a multi-container task's compose file as a run
+// would, with the task's env values as written (a run resolves them), and
+// reports what does not load and what flightdeck refuses in it.
+func (v *validation) checkCompose(dir, path, sev string) {
+	env := map[string]string{}
+	if v.parsed {
+		for k, val := range v.cfg.Environment.Env {
+			env[k] = val
+		}
+	}
+	_, issues, err := loadCompose(dir, path, env)
+	if err != nil {
+		v.add(sev, EnvironmentDir+"/"+composeFile, "", "compose", "%v", err)
+		return
+	}
+	for _, is := range issues {
+		v.add(sev, is.file, is.field, is.rule, "%s", is.message)
+	}
+}
+
+// checkVerifierMode checks the verifier's environment mode as Harbor
+// resolves it: an explicit mode wins, a [verifier.environment] table alone
+// makes it separate, and a separate verifier needs an image: its
+// docker_image, else tests/Dockerfile (tests/ is its build context).
+func (v *validation) checkVerifierMode(dir, sev string) {
+	c := &v.cfg
+	switch c.Verifier.EnvironmentMode {
+	case "", "separate":
+	case "shared":
+		if c.Verifier.Environment != nil {
+			v.errorf(TaskFile, "[verifier.environment]", "verifier.separate",
+				"a verifier environment makes no sense with environment_mode = \"shared\" (the verifier runs in the agent's container): remove one")
+		}
+		return
+	default:
+		v.errorf(TaskFile, "[verifier].environment_mode", "verifier.separate", "want \"shared\" or \"separate\", found %q", c.Verifier.EnvironmentMode)
+		return
+	}
+	if !separateVerifier(c) {
+		return
+	}
+	if len(c.Steps) > 0 {
+		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate",
+			"a separate verifier for a multi-step task is not supported yet: its steps share the agent's container, which a separate verifier stops")
+	}
+	env := effectiveVerifierEnv(c)
+	if env.DockerImage == "" && !fileExists(filepath.Join(dir, TestsDir, "Dockerfile")) {
+		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate",
+			"a separate verifier needs an image: tests/Dockerfile (built with tests/ as its context, owning /tests) or [verifier.environment].docker_image")
+	}
+	if env.GPUs > 0 {
+		v.add(sev, TaskFile, "[verifier.environment].gpus", "gpus",
+			"GPUs are not supported: flightdeck runs tasks on local engines without GPUs (found %d)", env.GPUs)
+	}
+}
+
+// checkCollect checks [[verifier.collect]]: a command, a positive timeout,
+// and a service that exists (main, or one of the compose file's).
+func (v *validation) checkCollect(dir string) {
+	for i, h := range v.cfg.Verifier.Collect {
+		field := fmt.Sprintf("[[verifier.collect]] #%d", i+1)
+		if strings.TrimSpace(h.Command) == "" {
+			v.errorf(TaskFile, field+".command", "verifier.collect", "missing: the command to run")
+		}
+		if h.TimeoutSec != nil && *h.TimeoutSec <= 0 {
+			v.errorf(TaskFile, field+".timeout_sec", "verifier.collect", "must be positive (found %g)", *h.TimeoutSec)
+		}
+		if h.Service != "" && h.Service != MainService {
+			if !fileExists(filepath.Join(dir, EnvironmentDir, composeFile)) {
+				v.errorf(TaskFile, field+".service", "verifier.collect", "%q: a single-container task has only the service %q", h.Service, MainService)
+			}
+		}
+	}
+}
+
+// separateVerifier reports whether the verifier runs in its own container.
+func separateVerifier(c *Config) bool {
+	switch c.Verifier.EnvironmentMode {
+	case "separate":
+		return true
+	case "":
+		return c.Verifier.Environment != nil
+	}
+	return false
+}
+
+// effectiveVerifierEnv is the separate verifier's environment: its own
+// table, else a copy of the task's [environment], as Harbor resolves it.
+func effectiveVerifierEnv(c *Config) EnvConfig {
+	if c.Verifier.Environment != nil {
+		return *c.Verifier.Environment
+	}
+	return c.Environment
+}
+
+// SeparateVerifier reports whether the task's verifier runs in a container
+// of its own, and returns that container's environment.
+func (t *Task) SeparateVerifier() (EnvConfig, bool) {
+	if !separateVerifier(&t.Config) {
+		return EnvConfig{}, false
+	}
+	return effectiveVerifierEnv(&t.Config), true
 }
 
 // tpuSet reports whether [environment].tpu asks for a TPU: any value but

@@ -202,11 +202,25 @@ var loadRefusalsCases = []struct {
 	{name: "unknown network mode on a local run", toml: strings.Replace(baseTOML, "timeout_sec = 600.0", "timeout_sec = 600.0\nnetwork_mode = \"host\"", 1), opts: LoadOptions{Local: true},
 		wantFile: "task.toml", wantField: "[verifier].network_mode", wantRule: []string{"unknown network mode \"host\""}},
 	{name: "separate verifier on a local run", toml: strings.Replace(baseTOML, "timeout_sec = 600.0", "timeout_sec = 600.0\nenvironment_mode = \"separate\"", 1), opts: LoadOptions{Local: true},
-		wantFile: "task.toml", wantField: "[verifier].environment_mode", wantRule: []string{"separate verifier", "in the agent's container"}},
-	{name: "verifier environment table on a local run", toml: baseTOML + "\n[verifier.environment]\ndocker_image = \"x:1\"\n", opts: LoadOptions{Local: true},
-		wantFile: "task.toml", wantField: "[verifier.environment]", wantRule: []string{"separate verifier environment"}},
-	{name: "compose on a local run", files: map[string]string{"environment/docker-compose.yaml": "services: {}\n"}, opts: LoadOptions{Local: true},
-		wantFile: "environment/docker-compose.yaml", wantRule: []string{"multi-container"}},
+		wantFile: "task.toml", wantField: "[verifier].environment_mode", wantRule: []string{"a separate verifier needs an image", "tests/Dockerfile"}},
+	{name: "shared mode with a verifier environment", toml: strings.Replace(baseTOML, "timeout_sec = 600.0", "timeout_sec = 600.0\nenvironment_mode = \"shared\"", 1) + "\n[verifier.environment]\ndocker_image = \"x:1\"\n", opts: LoadOptions{Local: true},
+		wantFile: "task.toml", wantField: "[verifier.environment]", wantRule: []string{"environment_mode = \"shared\""}},
+	{name: "verifier environment table without an image", toml: baseTOML + "\n[verifier.environment]\ncpus = 1\n", opts: LoadOptions{Local: true},
+		wantFile: "task.toml", wantField: "[verifier].environment_mode", wantRule: []string{"a separate verifier needs an image"}},
+	{name: "collect without a command", toml: baseTOML + "\n[[verifier.collect]]\ntimeout_sec = 5.0\n", opts: LoadOptions{Local: true},
+		wantFile: "task.toml", wantField: "[[verifier.collect]] #1.command", wantRule: []string{"missing"}},
+	{name: "collect in an unknown service", toml: baseTOML + "\n[[verifier.collect]]\ncommand = \"true\"\nservice = \"db\"\n", opts: LoadOptions{Local: true},
+		wantFile: "task.toml", wantField: "[[verifier.collect]] #1.service", wantRule: []string{"single-container task"}},
+	{name: "compose host path on a local run", files: map[string]string{"environment/docker-compose.yaml": "services: {db: {image: x:1, volumes: [\"/etc:/host-etc\"]}}\n"}, opts: LoadOptions{Local: true},
+		wantFile: "environment/docker-compose.yaml", wantField: "services.db.volumes", wantRule: []string{"binds /etc, outside the task directory"}},
+	{name: "compose network_mode host on a local run", files: map[string]string{"environment/docker-compose.yaml": "services: {main: {network_mode: host}}\n"}, opts: LoadOptions{Local: true},
+		wantFile: "environment/docker-compose.yaml", wantField: "services.main.network_mode", wantRule: []string{`"host"`, "trial's own network"}},
+	{name: "compose devices on a local run", files: map[string]string{"environment/docker-compose.yaml": "services: {db: {image: x:1, devices: [\"/dev/kvm:/dev/kvm\"]}}\n"}, opts: LoadOptions{Local: true},
+		wantFile: "environment/docker-compose.yaml", wantField: "services.db.devices", wantRule: []string{"devices"}},
+	{name: "compose that does not parse", files: map[string]string{"environment/docker-compose.yaml": "services: [\n"}, opts: LoadOptions{Local: true},
+		wantFile: "environment/docker-compose.yaml", wantRule: []string{"docker-compose.yaml"}},
+	{name: "compose dependency cycle", files: map[string]string{"environment/docker-compose.yaml": "services: {a: {image: x:1, depends_on: [b]}, b: {image: x:1, depends_on: [a]}}\n"}, opts: LoadOptions{Local: true},
+		wantFile: "environment/docker-compose.yaml", wantRule: []string{"cycle"}},
 }
 
 func TestLoadRefusals(t *testing.T) {
@@ -366,7 +380,7 @@ func TestLoadErrorFormat(t *testing.T) {
 // loaded to be exported may run elsewhere.
 func TestLoadUnsupportedOnlyLocally(t *testing.T) {
 	toml := strings.Replace(baseTOML, "cpus = 2", "cpus = 2\ngpus = 2\nnetwork_mode = \"allowlist\"", 1)
-	dir := nativeTask(t, toml, map[string]string{"environment/docker-compose.yaml": "services: {}\n"})
+	dir := nativeTask(t, toml, map[string]string{"environment/docker-compose.yaml": "services: {db: {image: x:1, privileged: true}}\n"})
 	_, err := Load(dir, LoadOptions{})
 	assert.NoError(t, err)
 	_, err = Load(dir, LoadOptions{Local: true})

@@ -3,6 +3,7 @@ package main
 
 import (
 	"errors"
+	"github.com/sirupsen/logrus"
 
 	"github.com/spf13/pflag"
 
@@ -61,6 +62,9 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	// The compose loader logs warnings of its own (an obsolete `version:`
+	// key, say) to the process's stderr; task check reports what matters.
+	logrus.SetOutput(io.Discard)
 	cwd, _ := os.Getwd()
 	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, cwd: cwd}
 	os.Exit(dispatch(ctx, env, os.Args[1:]))

@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// composeRun starts a run of two slow trials of the compose-sidecar
+// fixture at once (main plus a store service, a network and a volume per
+// trial), waits until both trials' services and main containers run, and
+// returns the process, its run id and dir.
+func composeRun(t *testing.T) (*process, string, string) {
+	t.Helper()
+	requireSlow(t)
+	requireEngine(t)
+	dir := t.TempDir()
+	task, err := filepath.Abs(filepath.Join("..", "fixtures", "harbor", "tasks", "compose-sidecar"))
+	require.NoError(t, err)
+	suiteFile := writeSuite(t, dir, suiteFile{
+		Name: "compose", Tasks: []string{task}, Concurrency: 2, Retries: retries(0),
+		Variants: map[string]map[string]any{"slow1": command("sleep 60"), "slow2": command("sleep 60")},
+		Images:   map[string]string{"python:3.12-slim": "flightdeck/base:bookworm"},
+	})
+	p := startFlightdeck(t, dir, nil, "run", suiteFile)
+	id := p.runID(t)
+	for _, v := range []string{"slow1", "slow2"} {
+		trial := "compose-sidecar__" + v + "__1"
+		waitContainer(t, id, trial, "service", 3*time.Minute)
+		waitContainer(t, id, trial, "agent", 3*time.Minute)
+	}
+	return p, id, dir
+}
+
+// Each trial of a compose task has its own network and volume, labelled
+// with the run, so two at once never meet.
+func TestComposeTrialsApart(t *testing.T) {
+	p, id, _ := composeRun(t)
+	f := "label=flightdeck.run=" + id
+	assert.Len(t, docker(t, "network", "ls", "-q", "--filter", f), 2, "one network per trial")
+	assert.Len(t, docker(t, "volume", "ls", "-q", "--filter", f), 2, "one store volume per trial")
+	assert.Len(t, docker(t, "ps", "-q", "--filter", f, "--filter", "label=flightdeck.service=store"), 2, "one store per trial")
+	p.signal(t, syscall.SIGINT)
+	p.wait(t, 2*time.Minute)
+	assertNoLeftovers(t, id)
+}
+
+// Ctrl-C during compose trials removes every container, network and
+// volume of the run; after SIGKILL, `flightdeck gc` does.
+func TestFaultComposeInterruptAndKill(t *testing.T) {
+	t.Run("SIGINT", func(t *testing.T) {
+		p, id, _ := composeRun(t)
+		p.signal(t, syscall.SIGINT)
+		r := p.wait(t, 2*time.Minute)
+		assert.Equal(t, 1, r.code, r.stderr)
+		assertNoLeftovers(t, id)
+	})
+	t.Run("SIGKILL and gc", func(t *testing.T) {
+		p, id, dir := composeRun(t)
+		p.signal(t, syscall.SIGKILL)
+		r := p.wait(t, time.Minute)
+		require.True(t, r.signaled)
+		left := leftovers(t, id)
+		assert.Len(t, filterPrefix(left, "network "), 2, "a killed run leaves its networks: %v", left)
+		assert.Len(t, filterPrefix(left, "volume "), 2, "and its volumes: %v", left)
+		gc := flightdeck(t, dir, nil, "gc", "--run", id)
+		assert.Equal(t, 0, gc.code, gc.stderr)
+		assertNoLeftovers(t, id)
+	})
+}
+
+func filterPrefix(list []string, prefix string) []string {
+	var out []string
+	for _, s := range list {
+		if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
+			out = append(out, s)
+		}
+	}
+	return out
+}

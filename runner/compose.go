@@ -1,0 +1,275 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/tasks"
+)
+
+// A multi-container task (environment/docker-compose.yaml) runs as
+// Harbor's compose project does, without a compose binary: one private
+// network per trial, the file's named volumes made per trial, each other
+// service started after those it depends on (waiting for their conditions),
+// and main last, on the same network under the name "main". Every object
+// carries flightdeck's labels and is removed when the trial ends, main
+// first, the network last (cleanups run last first).
+
+// servicesDir holds each service's own output, kept when the trial ends.
+const servicesDir = "services"
+
+// composeTrial is what a trial's services left for main.
+type composeTrial struct {
+	network    string
+	volumes    map[string]string // the file's name → the trial's volume
+	containers map[string]string // service → container ID
+	started    map[string]time.Time
+}
+
+// startServices starts the services of a multi-container task and returns
+// what main adds to its container; nil for a single-container task.
+func (h *harborTrial) startServices(ctx context.Context, env []string) (*sandbox.ServiceSpec, []sandbox.Mount, []string, error) {
+	task := h.t.Task
+	if task.ComposePath() == "" {
+		return nil, nil, nil, nil
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	c, err := task.LoadCompose(vars)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	h.s.progress.phase(h.t, "services")
+	ct := &composeTrial{volumes: map[string]string{}, containers: map[string]string{}, started: map[string]time.Time{}}
+	h.compose = ct
+	if err := h.composeObjects(ctx, c, ct); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, svc := range c.Services {
+		if err := h.waitFor(ctx, ct, svc.Name, svc.DependsOn); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := h.startService(ctx, ct, svc); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if err := h.waitFor(ctx, ct, tasks.MainService, c.Main.DependsOn); err != nil {
+		return nil, nil, nil, err
+	}
+	main := c.Main
+	spec := &sandbox.ServiceSpec{
+		NetworkName: ct.network, Aliases: append([]string{tasks.MainService}, main.Aliases...), Hostname: main.Hostname,
+		Entrypoint: main.Entrypoint, Cmd: main.Command, Tmpfs: main.Tmpfs,
+	}
+	vols, binds := ct.mounts(main)
+	spec.Volumes = vols
+	return spec, binds, main.Env, nil
+}
+
+// composeObjects makes the trial's network and volumes, each removed when
+// the trial ends. The network has no route out when a phase of the trial
+// has no network: main then reaches the services on it and, in a phase
+// with a network, the outside through the default network as well.
+func (h *harborTrial) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeTrial) error {
+	s, t := h.s, h.t
+	name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID, Internal: !(h.agentNet && h.graderNet)})
+	if err != nil {
+		return fmt.Errorf("the services' network: %w", err)
+	}
+	ct.network = name
+	h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+		if s.cfg.Keep {
+			return nil
+		}
+		return s.eng.RemoveNetwork(cctx, name)
+	})
+	for _, v := range c.Volumes {
+		vol, err := s.eng.CreateVolume(ctx, s.runID, t.ID, v)
+		if err != nil {
+			return fmt.Errorf("volume %s: %w", v, err)
+		}
+		ct.volumes[v] = vol
+		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+			if s.cfg.Keep {
+				return nil
+			}
+			return s.eng.RemoveVolume(cctx, vol)
+		})
+	}
+	return nil
+}
+
+// mounts are a service's volumes and binds, with the trial's volume names.
+func (ct *composeTrial) mounts(svc tasks.ComposeService) ([]sandbox.VolumeMount, []sandbox.Mount) {
+	var vols []sandbox.VolumeMount
+	var binds []sandbox.Mount
+	for _, v := range svc.Volumes {
+		if v.Volume == "" {
+			binds = append(binds, sandbox.Mount{HostPath: v.HostPath, ContainerPath: v.Target, ReadOnly: true})
+			continue
+		}
+		vols = append(vols, sandbox.VolumeMount{Volume: ct.volumes[v.Volume], Target: v.Target, ReadOnly: v.ReadOnly})
+	}
+	return vols, binds
+}
+
+// startService gets a service's image and starts its container; its output
+// is kept in services/<name>.log when the trial ends.
+func (h *harborTrial) startService(ctx context.Context, ct *composeTrial, svc tasks.ComposeService) error {
+	s, t := h.s, h.t
+	img, err := h.serviceImage(ctx, svc)
+	if err != nil {
+		return err
+	}
+	vols, binds := ct.mounts(svc)
+	spec := sandbox.ContainerSpec{
+		Image: img, Name: svc.Name + "-" + t.ID, RunID: s.runID, TrialID: t.ID, Workdir: svc.Workdir,
+		Env: svc.Env, User: svc.User, NoInit: !svc.Init, Mounts: binds,
+		Labels: map[string]string{grader.LabelPhase: "service", labelService: svc.Name},
+		Service: &sandbox.ServiceSpec{
+			NetworkName: ct.network, Aliases: append([]string{svc.Name}, svc.Aliases...), Hostname: svc.Hostname,
+			Entrypoint: svc.Entrypoint, Cmd: svc.Command, Volumes: vols, Tmpfs: svc.Tmpfs, Healthcheck: engineHealthcheck(svc.Healthcheck),
+		},
+	}
+	c, err := s.eng.Start(ctx, spec)
+	if c.ID != "" {
+		ct.containers[svc.Name] = c.ID
+		ct.started[svc.Name] = time.Now()
+		remove := h.removeContainer(c.ID, "", func() bool { return false })
+		log := h.serviceLog(svc.Name)
+		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+			s.eng.Logs(cctx, c.ID, log, 1<<20)
+			return remove(cctx)
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("service %s: %w", svc.Name, err)
+	}
+	return nil
+}
+
+// serviceContainer is the container of a multi-container task's service;
+// "" when there is none.
+func (h *harborTrial) serviceContainer(name string) string {
+	if h.compose == nil {
+		return ""
+	}
+	return h.compose.containers[name]
+}
+
+// labelService names the compose service a container runs.
+const labelService = "flightdeck.service"
+
+func (h *harborTrial) serviceLog(name string) string {
+	dir := filepath.Join(h.trialAttempt.dir, servicesDir)
+	os.MkdirAll(dir, 0o755)
+	return filepath.Join(dir, name+".log")
+}
+
+// serviceImage builds a service's image (cached by content, as task images
+// are) or finds its image: locally, through the image map.
+func (h *harborTrial) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
+	s, t := h.s, h.t
+	spec := sandbox.BuildSpec{
+		Name: t.Task.ID + "-" + svc.Name, DockerImage: svc.Image, ImageMap: s.images.currentMap(),
+		LogPath: filepath.Join(h.trialAttempt.dir, servicesDir, svc.Name+".build.log"),
+	}
+	_, _, spec.Timeout = harbor.Timeouts(t.Task.Config, s.cfg.TimeoutMultiplier)
+	if b := svc.Build; b != nil {
+		spec.ContextDir, spec.Dockerfile = b.Context, b.Dockerfile
+	}
+	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
+		return "", err
+	}
+	img, err := s.eng.EnsureImage(ctx, spec)
+	if err != nil {
+		return "", fmt.Errorf("image of service %s: %w", svc.Name, err)
+	}
+	return img.Ref, nil
+}
+
+func engineHealthcheck(hc *tasks.ComposeHealthcheck) *sandbox.Healthcheck {
+	if hc == nil {
+		return nil
+	}
+	return &sandbox.Healthcheck{Test: hc.Test, Interval: hc.Interval, Timeout: hc.Timeout, StartPeriod: hc.StartPeriod, Retries: hc.Retries}
+}
+
+// errServiceFailed marks a service that ended, or turned unhealthy, before
+// what depended on it could start.
+var errServiceFailed = errors.New("service failed")
+
+// waitFor waits until each dependency of a service meets its condition:
+// started (it was), healthy (the engine's healthcheck says so) or
+// completed successfully (it exited 0).
+func (h *harborTrial) waitFor(ctx context.Context, ct *composeTrial, who string, deps []tasks.ComposeDependency) error {
+	for _, d := range deps {
+		id, ok := ct.containers[d.Service]
+		if !ok {
+			return fmt.Errorf("service %s depends on %s, which did not start", who, d.Service)
+		}
+		if d.Condition == tasks.ConditionStarted {
+			continue
+		}
+		if err := h.waitCondition(ctx, id, d); err != nil {
+			return fmt.Errorf("%s waits for %s to be %s: %w (its output is in %s/%s.log)", who, d.Service,
+				strings.TrimPrefix(d.Condition, "service_"), err, servicesDir, d.Service)
+		}
+	}
+	return nil
+}
+
+// serviceWait bounds a wait for one service's condition; the trial's own
+// context bounds it too.
+const serviceWait = 5 * time.Minute
+
+func (h *harborTrial) waitCondition(ctx context.Context, id string, d tasks.ComposeDependency) error {
+	ctx, cancel := context.WithTimeout(ctx, serviceWait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, err := h.s.eng.State(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch d.Condition {
+		case tasks.ConditionHealthy:
+			switch {
+			case st.Health == "healthy":
+				return nil
+			case st.Health == "unhealthy":
+				return fmt.Errorf("%w: its healthcheck failed", errServiceFailed)
+			case st.Health == "" && st.Running:
+				return fmt.Errorf("%w: it has no healthcheck", errServiceFailed)
+			case !st.Running:
+				return fmt.Errorf("%w: it exited (exit code %d)", errServiceFailed, st.ExitCode)
+			}
+		case tasks.ConditionCompleted:
+			if !st.Running {
+				if st.ExitCode != 0 {
+					return fmt.Errorf("%w: it exited with code %d", errServiceFailed, st.ExitCode)
+				}
+				return nil
+			}
+		default:
+			return fmt.Errorf("unknown depends_on condition %q", d.Condition)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not after %s: %w", serviceWait, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package runner
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/suite"
+)
+
+// composeTask writes a multi-container task whose main depends on the
+// service "side" with the condition given, and returns the suite file.
+func composeTask(t *testing.T, dir, name, side, condition string) string {
+	t.Helper()
+	task := filepath.Join(dir, name)
+	writeTestFile(t, filepath.Join(task, "task.toml"), "[verifier]\ntimeout_sec = 30.0\n")
+	writeTestFile(t, filepath.Join(task, "instruction.md"), "Nothing.\n")
+	writeTestFile(t, filepath.Join(task, "environment", "Dockerfile"), "FROM "+FallbackImage+"\nWORKDIR /app\n")
+	writeTestFile(t, filepath.Join(task, "environment", "docker-compose.yaml"), `services:
+  main:
+    depends_on:
+      side:
+        condition: `+condition+`
+  side:
+    image: `+FallbackImage+`
+`+side)
+	writeTestFile(t, filepath.Join(task, "tests", "test.sh"), "echo 1 > /logs/verifier/reward.txt\n")
+	writeTestFile(t, filepath.Join(task, "solution", "solve.sh"), "true\n")
+	suiteFile := filepath.Join(dir, name+".yaml")
+	writeTestFile(t, suiteFile, "tasks: ["+name+"]\nvariants: {oracle: {agent: oracle}}\nretries: 0\nresults: results\n")
+	return suiteFile
+}
+
+// A service main waits for that fails its condition ends the trial in
+// infra_error naming the service, with its output kept; nothing of the
+// trial is left on the engine.
+func TestEngineComposeServiceFails(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	tests := []struct{ name, side, condition, want, log string }{
+		{"unhealthy", `    command: ["sh", "-c", "echo side up; exec sleep infinity"]
+    healthcheck:
+      test: ["CMD-SHELL", "exit 1"]
+      interval: 200ms
+      retries: 2
+`, "service_healthy", "main waits for side to be healthy: service failed: its healthcheck failed", "side up"},
+		{"exited", `    command: ["sh", "-c", "echo side fails; exit 4"]
+`, "service_completed_successfully", "main waits for side to be completed_successfully: service failed: it exited with code 4", "side fails"},
+		{"no healthcheck", `    command: ["sleep", "infinity"]
+`, "service_healthy", "it has no healthcheck", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			name := strings.ReplaceAll(tc.name, " ", "-")
+			rec, res := runSuite(t, eng, composeTask(t, dir, name, tc.side, tc.condition), suite.Options{})
+			r := res[name+"__oracle__1"]
+			require.NotNil(t, r)
+			assert.Equal(t, grader.OutcomeInfraError, r.Outcome)
+			assert.Contains(t, r.Error, tc.want)
+			assert.Contains(t, r.Error, "services/side.log")
+			if tc.log != "" {
+				assert.Contains(t, readFile(t, filepath.Join(rec.Dir, name+"__oracle__1", servicesDir, "side.log")), tc.log)
+			}
+			assertNoLeftovers(t, eng, rec.RunID)
+		})
+	}
+}
+
+// A service that completes successfully lets main start; the verifier
+// reaches nothing of it, and the trial passes.
+func TestEngineComposeServiceCompletes(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	dir := t.TempDir()
+	rec, res := runSuite(t, eng, composeTask(t, dir, "completes", `    command: ["true"]
+`, "service_completed_successfully"), suite.Options{})
+	r := res["completes__oracle__1"]
+	require.NotNil(t, r)
+	assert.Equal(t, grader.OutcomePassed, r.Outcome, r.Error)
+	assertNoLeftovers(t, eng, rec.RunID)
+}
