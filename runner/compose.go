@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -36,19 +37,10 @@ type composeTrial struct {
 
 // startServices starts the services of a multi-container task and returns
 // what main adds to its container; nil for a single-container task.
-func (h *harborTrial) startServices(ctx context.Context, env []string) (*sandbox.ServiceSpec, []sandbox.Mount, []string, error) {
-	task := h.t.Task
-	if task.ComposePath() == "" {
+func (h *harborTrial) startServices(ctx context.Context) (*sandbox.ServiceSpec, []sandbox.Mount, []string, error) {
+	c := h.composeFile
+	if c == nil {
 		return nil, nil, nil, nil
-	}
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	c, err := task.LoadCompose(vars)
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	h.s.progress.phase(h.t, "services")
 	ct := &composeTrial{volumes: map[string]string{}, containers: map[string]string{}, started: map[string]time.Time{}}
@@ -77,13 +69,46 @@ func (h *harborTrial) startServices(ctx context.Context, env []string) (*sandbox
 	return spec, binds, main.Env, nil
 }
 
+// loadCompose loads a multi-container task's compose file, with the task's
+// [environment].env resolved, before anything starts: main's working_dir
+// there is the work dir when task.toml sets none (Harbor's env file comes
+// after the task's file, so [environment].workdir wins over it).
+func (h *harborTrial) loadCompose() error {
+	task := h.t.Task
+	if task.ComposePath() == "" {
+		return nil
+	}
+	env, err := harbor.TaskEnv(task, "[environment].env", task.Config.Environment.Env, hostenv.Lookup)
+	if err != nil {
+		return err
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	c, err := task.LoadCompose(vars)
+	if err != nil {
+		return err
+	}
+	h.composeFile = c
+	if wd := c.Main.Workdir; wd != "" && task.Config.Environment.Workdir == "" {
+		h.dir = wd
+		h.res.WorkDir = wd
+	}
+	return nil
+}
+
 // composeObjects makes the trial's network and volumes, each removed when
 // the trial ends. The network has no route out when a phase of the trial
 // has no network: main then reaches the services on it and, in a phase
 // with a network, the outside through the default network as well.
 func (h *harborTrial) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeTrial) error {
 	s, t := h.s, h.t
-	name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID, Internal: !(h.agentNet && h.graderNet)})
+	// Behind an egress gateway the network has a route out: the gateway
+	// decides what main reaches.
+	internal := !(h.agentNet && h.graderNet) && !h.egressNeeded()
+	name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID, Internal: internal})
 	if err != nil {
 		return fmt.Errorf("the services' network: %w", err)
 	}

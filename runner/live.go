@@ -41,6 +41,8 @@ type harborTrial struct {
 	started   time.Time
 	agentNet  bool
 	graderNet bool
+	agentPol  harbor.Policy
+	graderPol harbor.Policy
 	online    bool // the container is on the network now
 	// before are the container's processes when the first agent phase
 	// began (or when it was started again): the image's entrypoint's.
@@ -52,6 +54,10 @@ type harborTrial struct {
 	// nil for a single-container task.
 	service *sandbox.ServiceSpec
 	compose *composeTrial
+	// composeFile is a multi-container task's compose file, loaded.
+	composeFile *tasks.Compose
+	// egress is the trial's egress gateway, when a phase is an allowlist.
+	egress *egressGate
 }
 
 // runHarbor runs a trial in Harbor's container model.
@@ -59,12 +65,17 @@ func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sa
 	h := &harborTrial{trialAttempt: a, img: img, info: info, dir: dir}
 	task := a.t.Task
 	var err error
-	if h.agentNet, err = harbor.NetworkFor(task.Config, harbor.NetAgent); err != nil {
+	if h.agentPol, err = harbor.PolicyFor(task.Config, harbor.NetAgent); err != nil {
 		return fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
 	}
-	if h.graderNet, err = harbor.NetworkFor(task.Config, harbor.NetVerifier); err != nil {
+	if h.graderPol, err = harbor.PolicyFor(task.Config, harbor.NetVerifier); err != nil {
 		return fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
 	}
+	h.agentNet, h.graderNet = h.agentPol.Online(), h.graderPol.Online()
+	if err := h.loadCompose(); err != nil {
+		return err
+	}
+	dir = h.dir
 	var seed *seedBase
 	// The image's copy of the work dir, the evidence's base, is taken while
 	// the trial's container starts and the agent runs: independent work
@@ -125,7 +136,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	}
 	// A multi-container task's other services start first: main may
 	// depend on them.
-	service, binds, composeEnv, err := h.startServices(ctx, env)
+	service, binds, composeEnv, err := h.startServices(ctx)
 	if err != nil {
 		return err
 	}
@@ -137,8 +148,13 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 		env = append(composeEnv, env...)
 		mounts = append(mounts, binds...)
 	}
+	gateway, err := h.gateway(ctx, service)
+	if err != nil {
+		return err
+	}
 	spec := sandbox.ContainerSpec{
 		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.runID, TrialID: t.ID, Workdir: h.dir, Env: env, Service: service,
+		NetworkOf: gateway,
 		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
 		Network: h.agentNet, Reconnectable: h.graderNet && !h.agentNet,
 		Mounts: mounts, Dirs: []string{harbor.VerifierLogs},
@@ -452,6 +468,16 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		if h.before, err = eng.Processes(ctx, h.container); err != nil {
 			return fmt.Errorf("list the processes of the task's container: %w", err)
 		}
+	}
+	if h.egress != nil {
+		pol := h.graderPol
+		if forAgent {
+			pol = h.agentPol
+		}
+		if !samePolicy(pol, h.egress.applied) {
+			return h.applyPolicy(ctx, pol)
+		}
+		return nil
 	}
 	if net != h.online {
 		if err := eng.SetNetwork(ctx, h.container, net); err != nil {

@@ -492,7 +492,7 @@ func TestRunKeep(t *testing.T) {
 // among the request's refused tasks with the file, the field and the rule.
 func TestPrepareRefusesWhatTheRunnerCannotDo(t *testing.T) {
 	tests := []struct{ name, edit, file, content, field, want string }{
-		{"allowlist", "[agent]\nnetwork_mode = \"allowlist\"\n", "", "", "[agent].network_mode", "allowlisted networks are not supported"},
+		{"allowlist without hosts", "[agent]\nnetwork_mode = \"allowlist\"\n", "", "", "[agent].network_mode", "an allowlist needs allowed_hosts"},
 		{"gpus", "[environment]\ngpus = 1\n", "", "", "[environment].gpus", "GPUs are not supported"},
 		{"tpu", "[environment]\ntpu = 1\n", "", "", "[environment].tpu", "TPUs are not supported"},
 		{"windows", "[environment]\nos = \"windows\"\n", "", "", "[environment].os", "Windows tasks are not supported"},

@@ -37,6 +37,14 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 	if svc := spec.Service; svc != nil {
 		netCfg = serviceConfig(svc, cfg, hostCfg)
 	}
+	if spec.NetAdmin {
+		hostCfg.CapAdd = []string{"NET_ADMIN"}
+	}
+	if spec.NetworkOf != "" {
+		hostCfg.NetworkMode = container.NetworkMode("container:" + spec.NetworkOf)
+		netCfg = nil
+		cfg.Hostname = ""
+	}
 	res, err := d.api.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: hostCfg, NetworkingConfig: netCfg, Name: name})
 	if err != nil {
 		// The engine may have created it before the request was cancelled.
@@ -48,7 +56,7 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 			d.removeQuietly(ctx, res.ID)
 		}
 	}()
-	if spec.Reconnectable && !spec.Network {
+	if spec.Reconnectable && !spec.Network && spec.NetworkOf == "" {
 		if err := d.SetNetwork(ctx, res.ID, false); err != nil {
 			return Container{}, err
 		}

@@ -198,6 +198,13 @@ type ContainerSpec struct {
 	// missing: Harbor mounts such directories (/logs/verifier) for the
 	// whole trial, and an image's entrypoint or an agent may expect them.
 	Dirs []string
+	// NetworkOf joins the network namespace of another container (its
+	// interfaces, its rules, its resolv.conf and hosts): main behind a
+	// trial's egress gateway. It overrides Network and Service's network.
+	NetworkOf string
+	// NetAdmin gives the container CAP_NET_ADMIN: only flightdeck's own
+	// egress gateway, whose rules the containers joining it cannot change.
+	NetAdmin bool
 	// Service makes the container a service of a multi-container trial:
 	// on a trial's network under aliases, with its own entrypoint, command,
 	// healthcheck and volumes. nil for flightdeck's own containers.

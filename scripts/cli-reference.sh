@@ -121,15 +121,22 @@ put("build_timeout", env.get("build_timeout_sec") or 600)
 def netmode(v, where):
     if v is None:
         return None
-    if v not in ("public", "no-network"):
-        refuse(f"{where}.network_mode = {v!r}: only public and no-network are re-enacted")
+    if v not in ("public", "no-network", "allowlist"):
+        refuse(f"{where}.network_mode = {v!r}: unknown network mode")
     return v
-if env.get("allowed_hosts") or agent.get("allowed_hosts") or ver.get("allowed_hosts"):
-    refuse("allowed_hosts: allowlists are not re-enacted")
-baseline = netmode(env.get("network_mode"), "[environment]") or ("no-network" if env.get("allow_internet") is False else "public")
+# The mode of a phase: its own, else its allowed_hosts (an allowlist), else
+# the baseline: [environment].network_mode, else no-network when
+# allow_internet is false, else an allowlist when allowed_hosts is set, else
+# public. The hosts of an allowlist: those of the phase, else of [environment].
+baseline = netmode(env.get("network_mode"), "[environment]") or ("no-network" if env.get("allow_internet") is False else ("allowlist" if env.get("allowed_hosts") else "public"))
+def phase_mode(t, where):
+    return netmode(t.get("network_mode"), where) or ("allowlist" if t.get("allowed_hosts") else baseline)
 put("net_baseline", baseline)
-put("net_agent", netmode(agent.get("network_mode"), "[agent]") or baseline)
-put("net_verifier", netmode(ver.get("network_mode"), "[verifier]") or baseline)
+put("net_agent", phase_mode(agent, "[agent]"))
+put("net_verifier", phase_mode(ver, "[verifier]"))
+put("hosts_baseline", " ".join(env.get("allowed_hosts") or []))
+put("hosts_agent", " ".join(agent.get("allowed_hosts") or env.get("allowed_hosts") or []))
+put("hosts_verifier", " ".join(ver.get("allowed_hosts") or env.get("allowed_hosts") or []))
 put("agent_user", "" if agent.get("user") is None else agent["user"])
 put("agent_timeout", agent.get("timeout_sec") or "")
 put("verifier_user", "" if ver.get("user") is None else ver["user"])
@@ -466,20 +473,24 @@ harbor_trial() {
     fi
   fi
 
-  # 1. The image.
+  # 1. The image. A compose task's file (and its services' build contexts)
+  # come from a copy of environment/, whatever main's image is.
+  if [ -n "$compose" ]; then
+    mkdir -p "$hout/context"
+    cp -a "$task/environment/." "$hout/context/"
+    local f
+    while IFS= read -r f; do python3 -c "$harbor_from_py" "$f"; done < <(find "$hout/context" -name 'Dockerfile*' -type f)
+    python3 -c "$harbor_from_py" "$hout/context/docker-compose.yaml"
+  fi
   if [ -n "$docker_image" ]; then
     himage="$docker_image_run"
     docker image inspect "$himage" >/dev/null 2>&1 || hfail "[environment].docker_image $himage is not on the engine (nothing is pulled)"
   else
     [ -f "$task/environment/Dockerfile" ] || hfail "refused: no environment/Dockerfile"
-    mkdir -p "$hout/context"
-    cp -a "$task/environment/." "$hout/context/"
-    python3 -c "$harbor_from_py" "$hout/context/Dockerfile"
-    if [ -n "$compose" ]; then
-      # The services' Dockerfiles and image: references, mapped the same way.
-      local f
-      while IFS= read -r f; do python3 -c "$harbor_from_py" "$f"; done < <(find "$hout/context" -mindepth 2 -name 'Dockerfile*' -type f)
-      python3 -c "$harbor_from_py" "$hout/context/docker-compose.yaml"
+    if [ -z "$compose" ]; then
+      mkdir -p "$hout/context"
+      cp -a "$task/environment/." "$hout/context/"
+      python3 -c "$harbor_from_py" "$hout/context/Dockerfile"
     fi
     if ! timeout "$build_timeout" docker build -q --force-rm -t "$tag" "${labels[@]}" "$hout/context" >/dev/null 2>"$hout/build.log"; then
       tail -20 "$hout/build.log" >&2
@@ -489,14 +500,25 @@ harbor_trial() {
     hbuilt=1
   fi
 
-  # 2. The container.
+  # 2. The container. A trial with an allowlist phase gets a gateway the
+  # task's container shares its network with (Harbor installs iptables
+  # rules allowing the resolved hosts; the gateway holds them, out of the
+  # agent's reach): gw_policy sets each phase's rules.
+  if [ "$net_agent" = allowlist ] || [ "$net_verifier" = allowlist ]; then
+    harbor_gateway || hfail "the allowlist gateway could not be started"
+  fi
   local run_args=(-d "${labels[@]}")
-  [ "$net_baseline" = no-network ] && run_args+=(--network none)
+  if [ -n "${hgwimage:-}" ] && [ -z "$compose" ]; then
+    run_args+=(--network "container:$hgw")
+  elif [ "$net_baseline" = no-network ]; then
+    run_args+=(--network none)
+  fi
   [ -n "$cpus" ] && run_args+=(--cpus "$cpus")
   [ -n "$memory_mb" ] && run_args+=(--memory "${memory_mb}m")
   run_args+=(-v "$hout/logs/agent:/logs/agent" -v "$hout/logs/verifier:/logs/verifier" -v "$hout/logs/artifacts:/logs/artifacts")
   if [ -n "$compose" ]; then
     harbor_compose_up || hfail "docker-compose up failed: $(tail -5 "$hout/compose.log")"
+    [ -z "${hgwimage:-}" ] || hgw="$("${hcompose[@]}" ps -q fdegress)"
   else
     hcid="$(docker run "${run_args[@]}" "$himage" sh -c "sleep infinity")" || hfail "docker run failed"
   fi
@@ -518,6 +540,10 @@ harbor_trial() {
   [ "$(docker inspect -f '{{.State.Running}}' "$hcid")" = true ] || hfail "the container exited at start: $(docker logs --tail 5 "$hcid" 2>&1)"
   local cur_net="$net_baseline"
   set_net() {
+    if [ -n "${hgw:-}" ]; then
+      gw_policy "$1" "$2"
+      return 0
+    fi
     [ "$1" = "$cur_net" ] && return 0
     if [ "$1" = public ]; then
       docker network disconnect none "$hcid" >/dev/null 2>&1 || true
@@ -595,11 +621,11 @@ harbor_trial() {
   fi
 
   # 4. The agent phase.
-  set_net "$net_agent"
+  set_net "$net_agent" "$hosts_agent"
   if [ "$agent" = oracle ]; then
     run_oracle "$task/solution" "$agent_user" "$agent_timeout" ">" "the oracle"
   fi
-  set_net "$net_baseline"
+  set_net "$net_baseline" "$hosts_baseline"
 
   # [[verifier.collect]]: each command in the task's container, before the
   # artifacts are taken; a failure is only said.
@@ -613,7 +639,7 @@ harbor_trial() {
   fi
 
   # 5. The verifier phase, in the same container.
-  set_net "$net_verifier"
+  set_net "$net_verifier" "$hosts_verifier"
   docker cp "$task/tests/." "$hcid:/tests"
   dexec root "" "chmod +x /tests/test.sh" "${env_base[@]}" >/dev/null 2>&1 || true
   local trc=0
@@ -709,7 +735,7 @@ harbor_steps() {
     step_rewards+=("$sout/rewards.json")
 
     # 1. The step's work dir and setup.sh.
-    set_net "$net_agent"
+    set_net "$net_agent" "$hosts_agent"
     if [ -d "$sdir/workdir" ]; then
       docker cp "$sdir/workdir/." "$hcid:$wd"
       if [ -f "$sdir/workdir/setup.sh" ]; then
@@ -717,7 +743,7 @@ harbor_steps() {
         dexec "${step_agent_user[$i]}" "" "bash $(printf '%q' "$wd/setup.sh")" "${env_base[@]}" >"$sout/setup.txt" 2>&1 || rc=$?
         if [ "$rc" != 0 ]; then
           say "step $sname: setup.sh exited $rc; the remaining steps are not run"
-          set_net "$net_baseline"
+          set_net "$net_baseline" "$hosts_baseline"
           break
         fi
         say "step $sname: setup.sh exited 0"
@@ -730,11 +756,11 @@ harbor_steps() {
       [ -d "$sdir/solution" ] && ssol="$sdir/solution"
       run_oracle "$ssol" "${step_agent_user[$i]}" "${step_agent_timeout[$i]}" ">>" "step $sname: the oracle"
     fi
-    set_net "$net_baseline"
+    set_net "$net_baseline" "$hosts_baseline"
 
     # 3. The verifier, on a fresh /logs/verifier (a bind mount: emptied)
     # and a fresh /tests.
-    set_net "$net_verifier"
+    set_net "$net_verifier" "$hosts_verifier"
     dexec root "" "rm -rf /logs/verifier /tests 2>/dev/null; mkdir -p /logs/verifier /tests && chmod 777 /logs/verifier" "${env_base[@]}" >/dev/null 2>&1 || true
     if [ -d "$task/tests" ]; then
       docker cp "$task/tests/." "$hcid:/tests"
@@ -748,7 +774,7 @@ harbor_steps() {
     dexec "${step_verifier_user[$i]}" "${step_verifier_timeout[$i]}" "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1" "${senv[@]}" || trc=$?
     [ "$trc" = 124 ] && hfail "step $sname: the verifier timed out after ${step_verifier_timeout[$i]} s"
     say "step $sname: test.sh exited $trc"
-    set_net "$net_baseline"
+    set_net "$net_baseline" "$hosts_baseline"
     docker exec -u root "$hcid" chown -R "$(id -u):$(id -g)" /logs/agent /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
     cp -a "$hout/logs/verifier" "$sout/verifier"
     python3 -c "$harbor_reward_py" "$hout/logs/verifier" 0 "$sout/rewards.json" >/dev/null
@@ -781,7 +807,15 @@ harbor_compose_up() {
     echo "    volumes: [\"$hout/logs/agent:/logs/agent\", \"$hout/logs/verifier:/logs/verifier\", \"$hout/logs/artifacts:/logs/artifacts\"]"
     [ -n "$cpus" ] && echo "    cpus: $cpus"
     [ -n "$memory_mb" ] && echo "    mem_limit: ${memory_mb}m"
-    if [ "$net_agent" = no-network ] || [ "$net_verifier" = no-network ]; then
+    if [ -n "${hgwimage:-}" ]; then
+      echo "    network_mode: \"service:fdegress\""
+      echo "  fdegress:"
+      echo "    image: \"$hgwimage\""
+      echo "    command: [\"sleep\", \"infinity\"]"
+      echo "    cap_add: [NET_ADMIN]"
+      echo "    labels: {flightdeck.managed: \"true\", flightdeck.run: \"$run\", flightdeck.kind: cliref-harbor}"
+      echo "    networks: {default: {aliases: [main]}}"
+    elif [ "$net_agent" = no-network ] || [ "$net_verifier" = no-network ]; then
       echo "networks:"
       echo "  default:"
       echo "    internal: true"
@@ -791,6 +825,41 @@ harbor_compose_up() {
   "${hcompose[@]}" up -d >"$hout/compose.log" 2>&1 || return 1
   hcid="$("${hcompose[@]}" ps -q main 2>>"$hout/compose.log")"
   [ -n "$hcid" ]
+}
+
+# harbor_gateway: the allowlist gateway's image (the base with Debian's
+# iptables) and, for a single-container task, its network and container;
+# a compose task's gateway is a service of its project (harbor_compose_up).
+harbor_gateway() {
+  hgwimage="${tag}-egress"
+  printf 'FROM flightdeck/base:bookworm\nRUN apt-get update >/dev/null && apt-get install -y --no-install-recommends iptables >/dev/null && rm -rf /var/lib/apt/lists/*\n' |
+    docker build -q -t "$hgwimage" "${labels[@]}" - >/dev/null 2>>"$hout/build.log" || return 1
+  [ -n "$compose" ] && return 0
+  hgwnet="fdcliref-gw-$$-${RANDOM}"
+  docker network create "${labels[@]}" "$hgwnet" >/dev/null || return 1
+  hgw="$(docker run -d "${labels[@]}" --cap-add NET_ADMIN --network "$hgwnet" --network-alias main "$hgwimage" sleep infinity)"
+}
+
+# gw_policy MODE HOSTS: a phase's rules in the gateway: everything
+# (public), loopback only (no-network), or loopback, the resolver and the
+# addresses HOSTS resolve to now (allowlist; a *.domain resolves as its
+# domain).
+gw_policy() {
+  local rules="iptables -F OUTPUT; iptables -P OUTPUT ACCEPT"
+  case "$1" in
+    no-network) rules="iptables -F OUTPUT; iptables -A OUTPUT -o lo -j ACCEPT; iptables -P OUTPUT DROP" ;;
+    allowlist)
+      rules='iptables -F OUTPUT; iptables -A OUTPUT -o lo -j ACCEPT; iptables -A OUTPUT -m state --state ESTABLISHED,RELATED -j ACCEPT
+for ns in $(awk "/^nameserver/ {print \$2}" /etc/resolv.conf); do iptables -A OUTPUT -d "$ns" -j ACCEPT; done
+for h in '"$2"'; do
+  case "$h" in
+    *[!0-9./]*) for ip in $(getent ahostsv4 "${h#\*.}" | awk "{print \$1}" | sort -u); do iptables -A OUTPUT -d "$ip" -j ACCEPT; done ;;
+    *) iptables -A OUTPUT -d "$h" -j ACCEPT ;;
+  esac
+done
+iptables -P OUTPUT DROP' ;;
+  esac
+  docker exec -u root "$hgw" sh -c "$rules"
 }
 
 harbor_cleanup() {
@@ -811,6 +880,15 @@ harbor_cleanup() {
   fi
   if [ -n "${hbuilt:-}" ] && [ -z "${CLIREF_KEEP_IMAGE:-}" ]; then
     docker rmi -f "$himage" >/dev/null 2>&1 || true
+  fi
+  if [ -n "${hgw:-}" ] && [ -z "${hproj:-}" ]; then
+    docker rm -f "$hgw" >/dev/null 2>&1 || true
+  fi
+  if [ -n "${hgwnet:-}" ]; then
+    docker network rm "$hgwnet" >/dev/null 2>&1 || true
+  fi
+  if [ -n "${hgwimage:-}" ] && [ -z "${CLIREF_KEEP_IMAGE:-}" ]; then
+    docker rmi -f "$hgwimage" >/dev/null 2>&1 || true
   fi
   if [ -n "${CLIREF_LOGS:-}" ] && [ -d "${hout:-}" ]; then
     mkdir -p "$CLIREF_LOGS"

@@ -209,13 +209,11 @@ func TestCheckHarborFixtures(t *testing.T) {
 		name, file, rule, field string
 		words                   []string
 	}{
-		{"allowed-hosts", "task.toml", "network.allowlist", "[environment].allowed_hosts", []string{"allowlist"}},
-		{"allowlist", "task.toml", "network.allowlist", "[environment].network_mode", []string{"allowlist"}},
+		{"allowlist-bad-host", "task.toml", "network.allowlist", "[environment].allowed_hosts", []string{`"files example com"`, "hostname"}},
 		{"compose-privileged", "environment/docker-compose.yaml", "compose.privileged", "services.db.privileged", []string{`service "db"`, "privileged"}},
 		{"gpus", "task.toml", "gpus", "[environment].gpus", []string{"gpus", "GPU"}},
 		{"memory-conflict", "task.toml", "memory", "[environment].memory", []string{"memory_mb"}},
 		{"plain-name", "task.toml", "task.name", "[task].name", []string{"org/name"}},
-		{"phase-allowlist", "task.toml", "network.allowlist", "[verifier].network_mode", []string{"allowlist"}},
 		{"steps", "task.toml", "steps", "[[steps]]", []string{"multi-step"}},
 		{"windows-os", "task.toml", "windows", "[environment].os", []string{"windows"}},
 		{"windows-test-bat", "tests/test.bat", "windows", "", []string{"Windows"}},

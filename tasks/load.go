@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -418,6 +419,7 @@ func (v *validation) checkSupport(dir string, opts LoadOptions) {
 	for _, is := range networkIssues(c) {
 		v.add(sev, TaskFile, is.field, is.rule, "%s", is.message)
 	}
+	v.checkNativeHarborOnly(dir, sev)
 }
 
 // checkCompose loads a multi-container task's compose file as a run
@@ -474,6 +476,56 @@ func (v *validation) checkVerifierMode(dir, sev string) {
 		v.add(sev, TaskFile, "[verifier.environment].gpus", "gpus",
 			"GPUs are not supported: flightdeck runs tasks on local engines without GPUs (found %d)", env.GPUs)
 	}
+}
+
+// checkNativeHarborOnly refuses, in a flightdeck-native task, what only
+// Harbor's container model runs: its grader has no semantics for them yet.
+func (v *validation) checkNativeHarborOnly(dir, sev string) {
+	c := &v.cfg
+	if c.Flightdeck.Grader == nil || c.Flightdeck.Grader.Command == "" {
+		return
+	}
+	const why = "runs only in Harbor's container model: a flightdeck-native task (with [flightdeck.grader]) cannot use it yet"
+	if fileExists(filepath.Join(dir, EnvironmentDir, composeFile)) {
+		v.add(sev, EnvironmentDir+"/"+composeFile, "", "compose", "a multi-container environment %s", why)
+	}
+	if separateVerifier(c) {
+		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate", "a separate verifier %s", why)
+	}
+	if key := allowlistKey(c); key != "" {
+		v.add(sev, TaskFile, key, "network.allowlist", "an allowlist %s", why)
+	}
+}
+
+// allowlistKey is the key that makes a phase of the task an allowlist,
+// "" when no phase is one.
+func allowlistKey(c *Config) string {
+	env := c.Environment
+	baseKey, baseMode := "[environment].network_mode", networkPublic
+	switch {
+	case env.NetworkMode != "":
+		baseMode = env.NetworkMode
+	case env.AllowInternet != nil && !*env.AllowInternet:
+		baseMode = networkNone
+	case len(env.AllowedHosts) > 0:
+		baseKey, baseMode = "[environment].allowed_hosts", networkAllowlist
+	}
+	for _, p := range []struct {
+		table, mode string
+		hosts       []string
+	}{{"[agent]", c.Agent.NetworkMode, c.Agent.AllowedHosts}, {"[verifier]", c.Verifier.NetworkMode, c.Verifier.AllowedHosts}} {
+		key, mode := baseKey, baseMode
+		switch {
+		case p.mode != "":
+			key, mode = p.table+".network_mode", p.mode
+		case len(p.hosts) > 0:
+			key, mode = p.table+".allowed_hosts", networkAllowlist
+		}
+		if mode == networkAllowlist {
+			return key
+		}
+	}
+	return ""
 }
 
 // checkCollect checks [[verifier.collect]]: a command, a positive timeout,
@@ -587,20 +639,50 @@ func networkIssues(c *Config) []issue {
 		case networkPublic, networkNone:
 			continue
 		case networkAllowlist:
-			what := `(found "allowlist")`
-			if strings.HasSuffix(key, ".allowed_hosts") {
-				what = "(allowed_hosts without a network_mode make an allowlist)"
+			hosts, hostsKey := p.hosts, p.table+".allowed_hosts"
+			if len(hosts) == 0 {
+				hosts, hostsKey = env.AllowedHosts, "[environment].allowed_hosts"
 			}
-			out = append(out, issue{field: key, rule: "network.allowlist", message: "allowlisted networks are not supported yet " +
-				what + `; use "public" or "no-network"`})
+			if len(hosts) == 0 {
+				out = append(out, issue{field: key, rule: "network.allowlist", message: "an allowlist needs allowed_hosts (in the phase's table or [environment]); " +
+					`without any, use "no-network"`})
+			}
+			for _, h := range hosts {
+				if err := CheckAllowedHost(h); err != nil {
+					out = append(out, issue{field: hostsKey, rule: "network.allowlist", message: err.Error()})
+				}
+			}
 		default:
 			out = append(out, issue{field: key, rule: "network.mode", message: fmt.Sprintf(
-				`unknown network mode %q; want "public" or "no-network"`, mode)})
+				`unknown network mode %q; want "public", "no-network" or "allowlist"`, mode)})
 		}
 		seen[key] = true
 	}
 	return out
 }
+
+// CheckAllowedHost checks one allowed_hosts entry: a hostname, a
+// *.wildcard, an IPv4 or IPv6 address, or a CIDR.
+func CheckAllowedHost(h string) error {
+	if _, err := netip.ParsePrefix(h); err == nil {
+		return nil
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return nil
+	}
+	name := strings.TrimPrefix(h, "*.")
+	if name == "" || len(name) > 253 || strings.Contains(name, "*") {
+		return fmt.Errorf("%q: want a hostname, *.domain, an IP address or a CIDR", h)
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(name, "."), ".") {
+		if !hostLabelRE.MatchString(label) {
+			return fmt.Errorf("%q: want a hostname, *.domain, an IP address or a CIDR", h)
+		}
+	}
+	return nil
+}
+
+var hostLabelRE = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$`)
 
 // hasRegularFile reports whether dir holds a regular file at any depth.
 func hasRegularFile(dir string) bool {

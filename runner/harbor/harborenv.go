@@ -65,14 +65,24 @@ func resolveEnv(env map[string]string, lookup func(string) (string, bool)) ([]st
 	return out, nil
 }
 
-// NetworkFor reports whether a phase ("agent" or "verifier") of a Harbor
-// task gets a network. The task's baseline is [environment].network_mode,
-// else "no-network" when the deprecated allow_internet is false, else an
-// allowlist when [environment].allowed_hosts is set, else "public"; the
-// phase's own [agent].network_mode or [verifier].network_mode (or its
-// allowed_hosts, meaning an allowlist) replaces it for that phase. "allowlist" (anywhere it would apply) and
-// unknown modes are errors naming the key.
-func NetworkFor(cfg tasks.Config, phase string) (bool, error) {
+// Policy is a phase's network: public, none, or an allowlist of hosts
+// (hostnames, *.wildcards, IPv4/IPv6 addresses and CIDRs).
+type Policy struct {
+	Mode  string
+	Hosts []string
+}
+
+// Online reports whether the phase has the whole network.
+func (p Policy) Online() bool { return p.Mode == NetworkPublic }
+
+// PolicyFor is a phase's ("agent" or "verifier") network policy. The
+// task's baseline is [environment].network_mode, else "no-network" when
+// the deprecated allow_internet is false, else an allowlist when
+// [environment].allowed_hosts is set, else "public"; the phase's own
+// network_mode (or its allowed_hosts, meaning an allowlist) replaces it for
+// that phase. An allowlist's hosts are the phase's allowed_hosts, else the
+// environment's. An unknown mode is an error naming the key.
+func PolicyFor(cfg tasks.Config, phase string) (Policy, error) {
 	var key, mode string
 	var hosts []string
 	switch phase {
@@ -81,7 +91,7 @@ func NetworkFor(cfg tasks.Config, phase string) (bool, error) {
 	case NetVerifier:
 		key, mode, hosts = "[verifier].network_mode", cfg.Verifier.NetworkMode, cfg.Verifier.AllowedHosts
 	default:
-		return false, fmt.Errorf("network for phase %q: want %q or %q", phase, NetAgent, NetVerifier)
+		return Policy{}, fmt.Errorf("network for phase %q: want %q or %q", phase, NetAgent, NetVerifier)
 	}
 	switch {
 	case mode != "":
@@ -92,15 +102,22 @@ func NetworkFor(cfg tasks.Config, phase string) (bool, error) {
 		key, mode = baselineNetwork(cfg.Environment)
 	}
 	switch mode {
-	case NetworkPublic:
-		return true, nil
-	case NetworkNone:
-		return false, nil
+	case NetworkPublic, NetworkNone:
+		return Policy{Mode: mode}, nil
 	case NetworkAllowlist:
-		return false, fmt.Errorf("%s = %q: allowlist networks are not supported yet; use %q or %q",
-			key, mode, NetworkPublic, NetworkNone)
+		if len(hosts) == 0 {
+			hosts = cfg.Environment.AllowedHosts
+		}
+		return Policy{Mode: mode, Hosts: hosts}, nil
 	}
-	return false, fmt.Errorf("%s = %q: unknown network mode; want %q or %q", key, mode, NetworkPublic, NetworkNone)
+	return Policy{}, fmt.Errorf("%s = %q: unknown network mode; want %q, %q or %q", key, mode, NetworkPublic, NetworkNone, NetworkAllowlist)
+}
+
+// NetworkFor reports whether a phase gets the whole network (PolicyFor's
+// mode is public).
+func NetworkFor(cfg tasks.Config, phase string) (bool, error) {
+	p, err := PolicyFor(cfg, phase)
+	return p.Online(), err
 }
 
 // baselineNetwork is the task's baseline network mode and the key it came from.

@@ -2,10 +2,8 @@ package harbor
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -90,23 +88,13 @@ func TestHarborEnvNetwork(t *testing.T) {
 			cfg: tasks.Config{Environment: tasks.EnvConfig{AllowInternet: harborBool(false)},
 				Agent: tasks.AgentConfig{NetworkMode: "public"}},
 			agent: true, verify: false},
-		{name: "allowlist baseline refused",
-			cfg:      tasks.Config{Environment: tasks.EnvConfig{NetworkMode: "allowlist", AllowedHosts: []string{"pkgs.example.com"}}},
-			agentErr: "[environment].network_mode = \"allowlist\"", verifyErr: "allowlist networks are not supported"},
-		{name: "allowed_hosts alone means allowlist",
-			cfg:      tasks.Config{Environment: tasks.EnvConfig{AllowedHosts: []string{"pkgs.example.com"}}},
-			agentErr: "[environment].allowed_hosts", verifyErr: "allowlist"},
+		{name: "allowlist baseline",
+			cfg:   tasks.Config{Environment: tasks.EnvConfig{NetworkMode: "allowlist", AllowedHosts: []string{"pkgs.example.com"}}},
+			agent: false, verify: false},
 		{name: "allowlist baseline unused when both phases override",
 			cfg: tasks.Config{Environment: tasks.EnvConfig{NetworkMode: "allowlist"},
 				Agent: tasks.AgentConfig{NetworkMode: "no-network"}, Verifier: tasks.VerifierConfig{NetworkMode: "public"}},
 			agent: false, verify: true},
-		{name: "allowlist phase override refused for that phase",
-			cfg:       tasks.Config{Verifier: tasks.VerifierConfig{NetworkMode: "allowlist"}},
-			agent:     true,
-			verifyErr: "[verifier].network_mode = \"allowlist\""},
-		{name: "agent allowed_hosts without a mode mean an allowlist",
-			cfg:      tasks.Config{Agent: tasks.AgentConfig{AllowedHosts: []string{"pkgs.example.com"}}},
-			agentErr: "[agent].allowed_hosts", verify: true},
 		{name: "a phase's mode wins over its allowed_hosts",
 			cfg:   tasks.Config{Verifier: tasks.VerifierConfig{NetworkMode: "no-network", AllowedHosts: []string{"pkgs.example.com"}}},
 			agent: true, verify: false},
@@ -245,21 +233,39 @@ func TestHarborEnvFixtures(t *testing.T) {
 			}
 		})
 	}
-	// The refusals this package makes: allowlist networks.
-	for name, r := range exp.Refused {
-		if !strings.Contains(r.Field, "network_mode") && !strings.Contains(r.Field, "allowed_hosts") {
-			continue
-		}
-		t.Run("refused/"+name, func(t *testing.T) {
-			// Loaded as for an export: a local run refuses it already.
-			task, err := tasks.Load(filepath.Join(root, "refused", name), tasks.LoadOptions{})
+}
+
+// A phase's policy: its mode, and an allowlist's hosts (the phase's own,
+// else the environment's).
+func TestHarborEnvPolicy(t *testing.T) {
+	tests := []struct {
+		name          string
+		cfg           tasks.Config
+		agent, verify Policy
+	}{
+		{"default", tasks.Config{}, Policy{Mode: "public"}, Policy{Mode: "public"}},
+		{"allowed_hosts alone mean an allowlist",
+			tasks.Config{Environment: tasks.EnvConfig{AllowedHosts: []string{"pkgs.example.com"}}},
+			Policy{Mode: "allowlist", Hosts: []string{"pkgs.example.com"}}, Policy{Mode: "allowlist", Hosts: []string{"pkgs.example.com"}}},
+		{"a phase's allowed_hosts replace the environment's",
+			tasks.Config{Environment: tasks.EnvConfig{AllowedHosts: []string{"a.example.com"}},
+				Agent: tasks.AgentConfig{AllowedHosts: []string{"b.example.com", "10.0.0.0/8"}}},
+			Policy{Mode: "allowlist", Hosts: []string{"b.example.com", "10.0.0.0/8"}}, Policy{Mode: "allowlist", Hosts: []string{"a.example.com"}}},
+		{"an allowlist phase without hosts of its own takes the environment's",
+			tasks.Config{Environment: tasks.EnvConfig{AllowedHosts: []string{"*.example.com"}}, Verifier: tasks.VerifierConfig{NetworkMode: "allowlist"}},
+			Policy{Mode: "allowlist", Hosts: []string{"*.example.com"}}, Policy{Mode: "allowlist", Hosts: []string{"*.example.com"}}},
+		{"a phase's public mode wins over the environment's allowlist",
+			tasks.Config{Environment: tasks.EnvConfig{AllowedHosts: []string{"a.example.com"}}, Verifier: tasks.VerifierConfig{NetworkMode: "public"}},
+			Policy{Mode: "allowlist", Hosts: []string{"a.example.com"}}, Policy{Mode: "public"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := PolicyFor(tc.cfg, NetAgent)
 			require.NoError(t, err)
-			_, aerr := NetworkFor(task.Config, "agent")
-			_, verr := NetworkFor(task.Config, "verifier")
-			err = errors.Join(aerr, verr)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), r.Field)
-			assert.Contains(t, err.Error(), "allowlist")
+			v, err := PolicyFor(tc.cfg, NetVerifier)
+			require.NoError(t, err)
+			assert.Equal(t, tc.agent, a)
+			assert.Equal(t, tc.verify, v)
 		})
 	}
 }

@@ -27,6 +27,7 @@ import (
 // plan is how many repetitions each figure gets.
 type plan struct {
 	rounds, attempts         int // interleaved floor/CLI/flightdeck rounds; nop and command trials per round
+	composeRounds            int
 	startupReps              int
 	profileTrials            int
 	imageReps                int
@@ -40,14 +41,14 @@ type plan struct {
 
 // fullPlan keeps the whole bench near ten minutes on two cores.
 var fullPlan = plan{
-	rounds: 12, attempts: 2, startupReps: 3, profileTrials: 10, imageReps: 5,
+	rounds: 12, attempts: 2, composeRounds: 5, startupReps: 3, profileTrials: 10, imageReps: 5,
 	digestSize: 200 << 20, digestReps: 5,
 	jobsTrials: 20, jobsReps: 5, jobsLevels: []int{1, 2, 4}, cachedReps: 7,
 	memoryTrials: 200, memoryJobs: 4,
 }
 
 var quickPlan = plan{
-	rounds: 4, attempts: 2, startupReps: 1, profileTrials: 5, imageReps: 2,
+	rounds: 4, attempts: 2, composeRounds: 2, startupReps: 1, profileTrials: 5, imageReps: 2,
 	digestSize: 200 << 20, digestReps: 2,
 	jobsTrials: 20, jobsReps: 1, jobsLevels: []int{1, 2, 4}, cachedReps: 3,
 	memoryTrials: 200, memoryJobs: 4,
@@ -62,6 +63,7 @@ type bench struct {
 	img          sandbox.Image // the trivial task's image, built before anything is measured
 	harbor       *tasks.Task   // the trivial Harbor-format task
 	harborImg    sandbox.Image // its image, built before anything is measured
+	composeImage string        // the multi-container task's image, as its first run built it
 	runID        string        // labels what the bench itself creates
 	bin          string
 	keepProfiles string
@@ -139,6 +141,9 @@ func run(ctx context.Context, p plan, quick bool, out, bin, profiles string) (er
 	rep := &report{plan: p, quick: quick, machine: describeMachine(ctx, info, repo), runID: b.runID}
 	sampler := startLoadSampler(ctx, 10*time.Second)
 	if rep.trials, err = b.trialRounds(ctx, p.rounds, p.attempts); err != nil {
+		return err
+	}
+	if rep.compose, err = b.composeRounds(ctx, p.composeRounds); err != nil {
 		return err
 	}
 	if rep.profile, err = b.profileTrials(ctx, p.profileTrials); err != nil {

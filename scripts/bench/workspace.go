@@ -10,11 +10,12 @@ import (
 // workspace is the bench's temporary directory: suite files and results
 // dirs, all removed at the end.
 type workspace struct {
-	root   string // the temporary directory
-	repo   string // the project's root
-	task   string // the trivial task (fixtures/bench/nop), absolute
-	harbor string // the trivial Harbor-format task (fixtures/bench/harbor), absolute
-	env    string // the tiny environment of the image benchmark, absolute
+	root    string // the temporary directory
+	repo    string // the project's root
+	task    string // the trivial task (fixtures/bench/nop), absolute
+	harbor  string // the trivial Harbor-format task (fixtures/bench/harbor), absolute
+	compose string // the trivial multi-container task (fixtures/bench/compose), absolute
+	env     string // the tiny environment of the image benchmark, absolute
 }
 
 func newWorkspace(repo string) (*workspace, error) {
@@ -23,11 +24,12 @@ func newWorkspace(repo string) (*workspace, error) {
 		return nil, fmt.Errorf("bench workspace: %w", err)
 	}
 	return &workspace{
-		root:   root,
-		repo:   repo,
-		task:   filepath.Join(repo, "fixtures", "bench", "nop"),
-		harbor: filepath.Join(repo, "fixtures", "bench", "harbor"),
-		env:    filepath.Join(repo, "fixtures", "bench", "image-env"),
+		root:    root,
+		repo:    repo,
+		task:    filepath.Join(repo, "fixtures", "bench", "nop"),
+		harbor:  filepath.Join(repo, "fixtures", "bench", "harbor"),
+		compose: filepath.Join(repo, "fixtures", "bench", "compose"),
+		env:     filepath.Join(repo, "fixtures", "bench", "image-env"),
 	}, nil
 }
 

@@ -1,0 +1,146 @@
+package runner
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/sandbox"
+)
+
+// A trial with an allowlist phase runs behind an egress gateway: a
+// container of flightdeck's own, with CAP_NET_ADMIN, whose network
+// namespace the task's container joins (without that capability). The
+// gateway's nftables rules and its dnsmasq decide what the task's
+// container reaches and resolves in each phase (egress.sh); nothing in the
+// task's container can change them. The gateway is on the trial's own
+// network, under the task container's names.
+
+//go:embed egress.sh
+var egressScript string
+
+// egressDockerfile is the gateway's image: the offline base with
+// Debian's dnsmasq and nftables.
+const egressDockerfile = "FROM " + FallbackImage + "\n" +
+	"RUN apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends dnsmasq nftables >/dev/null && rm -rf /var/lib/apt/lists/*\n"
+
+// egressBuildLog is the gateway image's build output, when it was built.
+const egressBuildLog = "egress-build.log"
+
+// egressGate is a trial's gateway.
+type egressGate struct {
+	id      string
+	applied harbor.Policy // the policy in force
+}
+
+// egressNeeded reports whether a phase of the trial is an allowlist.
+func (h *harborTrial) egressNeeded() bool {
+	return h.agentPol.Mode == harbor.NetworkAllowlist || h.graderPol.Mode == harbor.NetworkAllowlist
+}
+
+// startEgress builds (once, cached by content) and starts the trial's
+// gateway on network under aliases, and applies the agent's policy.
+func (h *harborTrial) startEgress(ctx context.Context, network string, aliases []string) error {
+	s, t := h.s, h.t
+	dir, err := os.MkdirTemp(h.scratch, "egress-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(egressDockerfile), 0o644); err != nil {
+		return err
+	}
+	img, err := s.eng.EnsureImage(ctx, sandbox.BuildSpec{
+		Name: "egress", ContextDir: dir, Timeout: 10 * time.Minute, LogPath: filepath.Join(h.trialAttempt.dir, egressBuildLog),
+	})
+	if err != nil {
+		return fmt.Errorf("the egress gateway's image: %w", err)
+	}
+	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
+		Image: img.Ref, Name: "egress-" + t.ID, RunID: s.runID, TrialID: t.ID, NetAdmin: true,
+		Labels:  map[string]string{grader.LabelPhase: "egress"},
+		Service: &sandbox.ServiceSpec{NetworkName: network, Aliases: aliases, Cmd: []string{"sleep", "infinity"}},
+	})
+	if c.ID != "" {
+		h.egress = &egressGate{id: c.ID}
+		h.cleanups = append(h.cleanups, h.removeContainer(c.ID, "", func() bool { return false }))
+	}
+	if err != nil {
+		return fmt.Errorf("start the egress gateway: %w", err)
+	}
+	return h.applyPolicy(ctx, h.agentPol)
+}
+
+// applyPolicy puts a phase's network policy in force in the gateway.
+func (h *harborTrial) applyPolicy(ctx context.Context, p harbor.Policy) error {
+	mode := p.Mode
+	if mode == harbor.NetworkNone {
+		mode = "none"
+	}
+	log := filepath.Join(h.scratch, "egress.log")
+	cmd := append([]string{"sh", "-c", egressScript, "egress.sh", mode}, p.Hosts...)
+	res, err := h.s.eng.Exec(ctx, h.egress.id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: log, Timeout: time.Minute})
+	if err == nil && (res.TimedOut || res.ExitCode != 0) {
+		out, _ := os.ReadFile(log)
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, lastLines(string(out), 5))
+	}
+	if err != nil {
+		return fmt.Errorf("apply the %s network policy in the egress gateway: %w", p.Mode, err)
+	}
+	h.egress.applied = p
+	return nil
+}
+
+// samePolicy reports whether two policies allow the same.
+func samePolicy(a, b harbor.Policy) bool {
+	return a.Mode == b.Mode && slices.Equal(a.Hosts, b.Hosts)
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// gateway starts the trial's egress gateway when a phase is an allowlist,
+// and returns its container, which main joins ("" without one). It takes
+// main's place on the services' network (service, nil for a
+// single-container task), else on a network of its own.
+func (h *harborTrial) gateway(ctx context.Context, service *sandbox.ServiceSpec) (string, error) {
+	if !h.egressNeeded() {
+		return "", nil
+	}
+	s, t := h.s, h.t
+	network, aliases := "", []string{"main"}
+	if service != nil {
+		network, aliases = service.NetworkName, service.Aliases
+		service.NetworkName = ""
+	} else {
+		name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID})
+		if err != nil {
+			return "", fmt.Errorf("the egress gateway's network: %w", err)
+		}
+		network = name
+		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+			if s.cfg.Keep {
+				return nil
+			}
+			return s.eng.RemoveNetwork(cctx, name)
+		})
+	}
+	if err := h.startEgress(ctx, network, aliases); err != nil {
+		return "", err
+	}
+	h.online = h.agentNet
+	return h.egress.id, nil
+}
