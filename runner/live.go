@@ -155,7 +155,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	spec := sandbox.ContainerSpec{
 		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.runID, TrialID: t.ID, Workdir: h.dir, Env: env, Service: service,
 		NetworkOf: gateway,
-		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
+		NanoCPUs:  task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
 		Network: h.agentNet, Reconnectable: h.graderNet && !h.agentNet,
 		Mounts: mounts, Dirs: []string{harbor.VerifierLogs},
 		Labels: map[string]string{grader.LabelPhase: "agent"},
