@@ -69,6 +69,9 @@ func compareWithCLI(t *testing.T, eng *sandbox.Docker, exp harborExpected, root 
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatalf("python3 is needed by the re-enactment to read task.toml: %v", err)
 	}
+	if _, err := exec.LookPath("docker-compose"); err != nil {
+		t.Fatalf("docker-compose (Debian's package) is needed by the re-enactment of the multi-container fixtures: %v", err)
+	}
 	runID := "cliref-" + rec.RunID
 	t.Cleanup(func() {
 		eng.Reap(context.Background(), sandbox.ReapOptions{RunID: runID})
