@@ -85,3 +85,44 @@ func TestEngineComposeServiceCompletes(t *testing.T) {
 	assert.Equal(t, grader.OutcomePassed, r.Outcome, r.Error)
 	assertNoLeftovers(t, eng, rec.RunID)
 }
+
+// A step's healthcheck that fails ends the steps before its agent, as a
+// failed setup does: the step is not graded, and the trial's reward is the
+// mean of the steps that were.
+func TestEngineStepHealthcheckFails(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	dir := t.TempDir()
+	task := filepath.Join(dir, "steps")
+	writeTestFile(t, filepath.Join(task, "task.toml"), `multi_step_reward_strategy = "mean"
+
+[verifier]
+timeout_sec = 30.0
+
+[[steps]]
+name = "one"
+
+[[steps]]
+name = "two"
+healthcheck = { command = "echo not ready; exit 1", interval_sec = 0.2, retries = 2 }
+`)
+	writeTestFile(t, filepath.Join(task, "instruction.md"), "Steps.\n")
+	writeTestFile(t, filepath.Join(task, "environment", "Dockerfile"), "FROM "+FallbackImage+"\nWORKDIR /app\n")
+	for _, step := range []string{"one", "two"} {
+		writeTestFile(t, filepath.Join(task, "steps", step, "instruction.md"), "Step "+step+".\n")
+	}
+	writeTestFile(t, filepath.Join(task, "tests", "test.sh"), "echo 1 > /logs/verifier/reward.txt\n")
+	writeTestFile(t, filepath.Join(task, "solution", "solve.sh"), "true\n")
+	suiteFile := filepath.Join(dir, "s.yaml")
+	writeTestFile(t, suiteFile, "tasks: [steps]\nvariants: {oracle: {agent: oracle}}\nretries: 0\nresults: results\n")
+	rec, res := runSuite(t, eng, suiteFile, suite.Options{})
+	r := res["steps__oracle__1"]
+	require.NotNil(t, r)
+	require.Len(t, r.Steps, 2, r.Error)
+	assert.Contains(t, r.Steps[1].Error, "its healthcheck failed")
+	assert.Nil(t, r.Steps[1].Reward, "the step is not graded")
+	require.NotNil(t, r.Reward, r.Error)
+	assert.Equal(t, 1.0, *r.Reward, "the mean of the graded step")
+	assert.Contains(t, readFile(t, filepath.Join(rec.Dir, "steps__oracle__1", "steps", "two", "healthcheck.log")), "not ready")
+	assertNoLeftovers(t, eng, rec.RunID)
+}

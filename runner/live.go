@@ -221,8 +221,11 @@ type stepRun struct {
 	verifierUser    string
 	verifierEnv     []string // over [verifier].env
 	minRewards      map[string]float64
-	setupFailed     string   // why its setup.sh failed, once it has
+	setupFailed     string   // why its setup.sh (or its healthcheck) failed, once it has
 	testsDirs       []string // "" for the task's tests/
+	healthcheck     *tasks.Healthcheck
+	artifacts       []tasks.Artifact    // a step's own, collected before its verifier
+	collect         []tasks.CollectHook // a step's own, run after the task's
 }
 
 // singleStep is a single-step task's one run.
@@ -372,7 +375,10 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		Service: h.service,
 	}
 	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
-	h.runCollect(ctx, step.dir)
+	h.runCollect(ctx, step.dir, step.collect)
+	if step.name != "" && len(step.artifacts) > 0 {
+		h.collectStepArtifacts(ctx, step)
+	}
 	if env, ok := t.Task.SeparateVerifier(); ok && step.name == "" {
 		return h.separateGrade(ctx, env, req)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,8 +102,8 @@ const collectLog = "collect.log"
 // container (or the service each names), before the artifacts are
 // collected and the verifier runs. A command that fails or times out is
 // noted, never the trial's failure, as in Harbor.
-func (h *harborTrial) runCollect(ctx context.Context, dir string) {
-	hooks := h.t.Task.Config.Verifier.Collect
+func (h *harborTrial) runCollect(ctx context.Context, dir string, more []tasks.CollectHook) {
+	hooks := append(slices.Clone(h.t.Task.Config.Verifier.Collect), more...)
 	if len(hooks) == 0 {
 		return
 	}
@@ -149,4 +150,19 @@ func appendCollectLog(log string, n int, service, command, part, status string) 
 		f.Write(out)
 	}
 	fmt.Fprintf(f, "=== %s\n", status)
+}
+
+// collectStepArtifacts copies a step's artifacts out of the container into
+// steps/<name>/artifacts, with a manifest, after its agent and before its
+// verifier; what fails is said, and is not the trial's failure.
+func (h *harborTrial) collectStepArtifacts(ctx context.Context, st *stepRun) {
+	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.container, st.artifacts, filepath.Join(st.dir, "artifacts"))
+	if err != nil {
+		h.s.progress.note(h.t, err.Error())
+	}
+	for _, e := range entries {
+		if e.Status != "ok" {
+			h.s.progress.note(h.t, fmt.Sprintf("step %s: artifact %s not collected: %s", st.name, e.Source, e.Error))
+		}
+	}
 }

@@ -67,6 +67,7 @@ func (h *harborTrial) planSteps() ([]*stepRun, error) {
 			return nil, err
 		}
 		st.minRewards = sc.MinRewards()
+		st.healthcheck, st.artifacts, st.collect = sc.Healthcheck, sc.StepArtifacts(), sc.Verifier.Collect
 		out = append(out, st)
 	}
 	return out, nil
@@ -270,6 +271,32 @@ func dirExists(p string) bool {
 // setup.sh as the step's agent user, before the step's agent: the
 // failure it returns ("" when none) ends the trial's steps.
 func (h *harborTrial) stepWorkdir(ctx context.Context, st *stepRun) (failed string, err error) {
+	if failed, err = h.stepSetup(ctx, st); err != nil || failed != "" {
+		return failed, err
+	}
+	return h.stepHealthcheck(ctx, st), nil
+}
+
+// stepHealthcheck polls a step's healthcheck, after its setup and before
+// its agent; a failure ends the steps there, as a failed setup does.
+func (h *harborTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
+	hc := st.healthcheck
+	if hc == nil {
+		return ""
+	}
+	err := harbor.PollHealthcheck(ctx, h.s.eng, harbor.HealthcheckRun{
+		Container: h.container, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.dir,
+		LogPath: filepath.Join(st.dir, harbor.HealthcheckLog), Scratch: h.scratch,
+	})
+	if err != nil {
+		return fmt.Sprintf("its healthcheck failed (steps/%s/%s): %v", st.name, harbor.HealthcheckLog, err)
+	}
+	return ""
+}
+
+// stepSetup copies a step's workdir/ into the work dir and runs its
+// setup.sh, if it has one.
+func (h *harborTrial) stepSetup(ctx context.Context, st *stepRun) (failed string, err error) {
 	src := filepath.Join(h.t.Task.StepDir(st.name), "workdir")
 	if !dirExists(src) {
 		return "", nil

@@ -194,17 +194,16 @@ if steps:
     strategy = cfg.get("multi_step_reward_strategy", "mean")
     if strategy not in ("mean", "final"):
         refuse(f"multi_step_reward_strategy = {strategy!r}: only mean and final are re-enacted")
-    names, au, at, vu, vt, mins = [], [], [], [], [], []
+    names, au, at, vu, vt, mins, hcs, hcp = [], [], [], [], [], [], [], []
     for i, s in enumerate(steps):
         n = s.get("name")
         if not isinstance(n, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", n) or n in (".", ".."):
             refuse(f"[[steps]] #{i + 1}: name {n!r} is missing or not a plain directory name")
         if n in names:
             refuse(f"[[steps]] {n!r}: the name is repeated")
-        if s.get("healthcheck") is not None:
-            refuse(f"[[steps]] {n!r}: a step healthcheck is not re-enacted")
-        if s.get("artifacts") is not None:
-            refuse(f"[[steps]] {n!r}: step artifacts are not re-enacted")
+        shc = s.get("healthcheck") or {}
+        hcs.append(str(shc.get("command") or ""))
+        hcp.append(" ".join(str(x) for x in (shc.get("interval_sec", 5), int(float(shc.get("timeout_sec", 30))), shc.get("start_period_sec", 0), shc.get("start_interval_sec", 5), shc.get("retries", 3))))
         sa = s.get("agent") or {}
         sv = s.get("verifier") or {}
         if not isinstance(sa, dict) or not isinstance(sv, dict):
@@ -234,6 +233,8 @@ if steps:
     arr("step_verifier_user", vu)
     arr("step_verifier_timeout", vt)
     arr("step_min", mins)
+    arr("step_hc", hcs)
+    arr("step_hc_params", hcp)
 print("\n".join(out))
 '
 
@@ -444,7 +445,7 @@ harbor_trial() {
   local net_baseline net_agent net_verifier agent_user agent_timeout verifier_user verifier_timeout
   local hc_command hc_interval hc_timeout hc_start_period hc_start_interval hc_retries
   local toml_out steps_n=0 steps_strategy=""
-  local step_names=() step_agent_user=() step_agent_timeout=() step_verifier_user=() step_verifier_timeout=() step_min=()
+  local step_names=() step_agent_user=() step_agent_timeout=() step_verifier_user=() step_verifier_timeout=() step_min=() step_hc=() step_hc_params=()
   # The default registry's domain, as the engine names it, for matching
   # image references in their normalized and short forms.
   CLIREF_HUB="$(docker info --format '{{.IndexServerAddress}}' 2>/dev/null | sed -E 's#^[a-z]+://##; s#/.*##; s#^index\.##')"
@@ -747,6 +748,30 @@ harbor_steps() {
           break
         fi
         say "step $sname: setup.sh exited 0"
+      fi
+    fi
+    # The step's healthcheck, after its setup and before its agent (its
+    # artifacts do not change a reward and are not collected here).
+    if [ -n "${step_hc[$i]}" ]; then
+      local hci hct hcsp hcsi hcr hcrc hcf=0 hcend
+      read -r hci hct hcsp hcsi hcr <<<"${step_hc_params[$i]}"
+      hcend="$(python3 -c 'import sys,time; print(time.monotonic() + float(sys.argv[1]))' "$hcsp")"
+      while :; do
+        hcrc=0
+        dexec "" "$hct" "${step_hc[$i]}" "${env_base[@]}" >/dev/null 2>&1 || hcrc=$?
+        [ "$hcrc" = 0 ] && break
+        if python3 -c 'import sys,time; sys.exit(0 if time.monotonic() < float(sys.argv[1]) else 1)' "$hcend"; then
+          sleep "$hcsi"
+        else
+          hcf=$((hcf + 1))
+          [ "$hcf" -lt "$hcr" ] || break
+          sleep "$hci"
+        fi
+      done
+      if [ "$hcrc" != 0 ]; then
+        say "step $sname: its healthcheck failed; the remaining steps are not run"
+        set_net "$net_baseline" "$hosts_baseline"
+        break
       fi
     fi
 

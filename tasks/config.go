@@ -33,9 +33,18 @@ type StepConfig struct {
 	Verifier StepVerifier `toml:"verifier"`
 	// MinReward gates the next steps: a number (the "reward" key's
 	// threshold) or a table of key → threshold. nil: no gate.
-	MinReward   any `toml:"min_reward"`
-	Healthcheck any `toml:"healthcheck"` // refused: not supported
-	Artifacts   any `toml:"artifacts"`   // refused: not supported
+	MinReward any `toml:"min_reward"`
+	// Healthcheck is polled after the step's setup.sh, before its agent.
+	Healthcheck *Healthcheck `toml:"healthcheck"`
+	// RawArtifacts are the step's artifacts, collected after its agent and
+	// before its verifier into the step's own artifacts dir.
+	RawArtifacts []any `toml:"artifacts"`
+}
+
+// StepArtifacts are a step's artifacts, parsed (Task.Artifacts' rules).
+func (s StepConfig) StepArtifacts() []Artifact {
+	as, _ := parseArtifacts(s.RawArtifacts)
+	return as
 }
 
 // StepAgent overrides [agent] for one step.
@@ -49,6 +58,9 @@ type StepVerifier struct {
 	TimeoutSec *float64          `toml:"timeout_sec"`
 	User       string            `toml:"user"`
 	Env        map[string]string `toml:"env"`
+	// Collect are the step's [[steps.verifier.collect]] commands, run
+	// after the task's before the step's artifacts are collected.
+	Collect []CollectHook `toml:"collect"`
 }
 
 // Artifact is a path in the task's container that is copied into the

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // StepsDir holds a multi-step task's steps: steps/<name>/ with its
@@ -117,11 +118,16 @@ func (v *validation) checkSteps(dir string) {
 		if _, err := minRewards(s.MinReward); err != nil {
 			v.errorf(TaskFile, field, "steps", "%v", err)
 		}
-		if s.Healthcheck != nil {
-			v.errorf(TaskFile, field+".healthcheck", "steps", "a step's healthcheck is not supported yet")
+		if s.Healthcheck != nil && strings.TrimSpace(s.Healthcheck.Command) == "" {
+			v.errorf(TaskFile, field+".healthcheck.command", "steps", "missing: a step's healthcheck needs a command")
 		}
-		if s.Artifacts != nil {
-			v.errorf(TaskFile, field+".artifacts", "steps", "a step's artifacts are not supported yet; list them at the top level")
+		if _, err := parseArtifacts(s.RawArtifacts); err != nil {
+			v.errorf(TaskFile, field+".artifacts", "steps", "%v", err)
+		}
+		for j, h := range s.Verifier.Collect {
+			if strings.TrimSpace(h.Command) == "" {
+				v.errorf(TaskFile, fmt.Sprintf("%s.verifier.collect #%d.command", field, j+1), "verifier.collect", "missing: the command to run")
+			}
 		}
 		if !fileExists(filepath.Join(dir, StepsDir, s.Name, InstructionFile)) {
 			v.errorf(filepath.Join(StepsDir, s.Name, InstructionFile), "", "steps", "missing: step %q needs its instruction", s.Name)
