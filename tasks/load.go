@@ -648,7 +648,7 @@ func networkIssues(c *Config) []issue {
 					`without any, use "no-network"`})
 			}
 			for _, h := range hosts {
-				if err := CheckAllowedHost(h); err != nil {
+				if err := checkAllowedHost(h); err != nil {
 					out = append(out, issue{field: hostsKey, rule: "network.allowlist", message: err.Error()})
 				}
 			}
@@ -661,9 +661,9 @@ func networkIssues(c *Config) []issue {
 	return out
 }
 
-// CheckAllowedHost checks one allowed_hosts entry: a hostname, a
+// checkAllowedHost checks one allowed_hosts entry: a hostname, a
 // *.wildcard, an IPv4 or IPv6 address, or a CIDR.
-func CheckAllowedHost(h string) error {
+func checkAllowedHost(h string) error {
 	if _, err := netip.ParsePrefix(h); err == nil {
 		return nil
 	}
