@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -8,13 +9,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/results"
 )
 
 // composeRun starts a run of two slow trials of the compose-sidecar
 // fixture at once (main plus a store service, a network and a volume per
 // trial), waits until both trials' services and main containers run, and
 // returns the process, its run id and dir.
-func composeRun(t *testing.T) (*process, string, string) {
+func composeRun(t *testing.T, agentSeconds int) (*process, string, string) {
 	t.Helper()
 	requireSlow(t)
 	requireEngine(t)
@@ -23,8 +27,10 @@ func composeRun(t *testing.T) (*process, string, string) {
 	require.NoError(t, err)
 	suiteFile := writeSuite(t, dir, suiteFile{
 		Name: "compose", Tasks: []string{task}, Concurrency: 2, Retries: retries(0),
-		Variants: map[string]map[string]any{"slow1": command("sleep 60"), "slow2": command("sleep 60")},
-		Images:   map[string]string{"python:3.12-slim": "flightdeck/base:bookworm"},
+		Variants: map[string]map[string]any{
+			"slow1": command(fmt.Sprintf("sleep %d", agentSeconds)), "slow2": command(fmt.Sprintf("sleep %d", agentSeconds)),
+		},
+		Images: map[string]string{"python:3.12-slim": "flightdeck/base:bookworm"},
 	})
 	p := startFlightdeck(t, dir, nil, "run", suiteFile)
 	id := p.runID(t)
@@ -36,16 +42,26 @@ func composeRun(t *testing.T) (*process, string, string) {
 	return p, id, dir
 }
 
-// Each trial of a compose task has its own network and volume, labelled
-// with the run, so two at once never meet.
+// Two trials of a compose task at once (--jobs 2): each has its own
+// network, volume and services, labelled with the run, so they never meet;
+// both are graded, and nothing is left.
 func TestComposeTrialsApart(t *testing.T) {
-	p, id, _ := composeRun(t)
+	p, id, dir := composeRun(t, 8)
 	f := "label=flightdeck.run=" + id
 	assert.Len(t, docker(t, "network", "ls", "-q", "--filter", f), 2, "one network per trial")
 	assert.Len(t, docker(t, "volume", "ls", "-q", "--filter", f), 2, "one store volume per trial")
 	assert.Len(t, docker(t, "ps", "-q", "--filter", f, "--filter", "label=flightdeck.service=store"), 2, "one store per trial")
-	p.signal(t, syscall.SIGINT)
-	p.wait(t, 2*time.Minute)
+	r := p.wait(t, 3*time.Minute)
+	require.False(t, r.signaled, r.stderr)
+	for _, v := range []string{"slow1", "slow2"} {
+		res, err := results.ReadResult(filepath.Join(dir, "results", id, "compose-sidecar__"+v+"__1", results.ResultFile))
+		require.NoError(t, err, v)
+		// The agents left the store empty: graded, and failed.
+		assert.Equal(t, grader.OutcomeFailed, res.Outcome, "%s: %s", v, res.Error)
+		if assert.NotNil(t, res.Reward, "%s is graded", v) {
+			assert.Equal(t, 0.0, *res.Reward, v)
+		}
+	}
 	assertNoLeftovers(t, id)
 }
 
@@ -53,14 +69,14 @@ func TestComposeTrialsApart(t *testing.T) {
 // volume of the run; after SIGKILL, `flightdeck gc` does.
 func TestFaultComposeInterruptAndKill(t *testing.T) {
 	t.Run("SIGINT", func(t *testing.T) {
-		p, id, _ := composeRun(t)
+		p, id, _ := composeRun(t, 60)
 		p.signal(t, syscall.SIGINT)
 		r := p.wait(t, 2*time.Minute)
 		assert.Equal(t, 1, r.code, r.stderr)
 		assertNoLeftovers(t, id)
 	})
 	t.Run("SIGKILL and gc", func(t *testing.T) {
-		p, id, dir := composeRun(t)
+		p, id, dir := composeRun(t, 60)
 		p.signal(t, syscall.SIGKILL)
 		r := p.wait(t, time.Minute)
 		require.True(t, r.signaled)
