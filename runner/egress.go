@@ -38,6 +38,8 @@ const egressBuildLog = "egress-build.log"
 type egressGate struct {
 	id      string
 	applied harbor.Policy // the policy in force
+	network string        // the trial's network, which it is on
+	aliases []string      // main's names there
 }
 
 // egressNeeded reports whether a phase of the trial is an allowlist.
@@ -141,6 +143,27 @@ func (h *harborTrial) gateway(ctx context.Context, service *sandbox.ServiceSpec)
 	if err := h.startEgress(ctx, network, aliases); err != nil {
 		return "", err
 	}
+	h.egress.network, h.egress.aliases = network, aliases
 	h.online = h.agentNet
 	return h.egress.id, nil
+}
+
+// snapshotService is main's place among the trial's services for a grade
+// in a fresh container (a snapshot): main's own, or, behind an egress
+// gateway, the trial's network under main's names when the verifier's
+// phase is public (any other phase is graded without a network there).
+func (h *harborTrial) snapshotService() *sandbox.ServiceSpec {
+	if h.egress == nil {
+		return h.service
+	}
+	if h.graderPol.Mode != harbor.NetworkPublic {
+		return nil
+	}
+	svc := &sandbox.ServiceSpec{}
+	if h.service != nil {
+		c := *h.service
+		svc = &c
+	}
+	svc.NetworkName, svc.Aliases = h.egress.network, h.egress.aliases
+	return svc
 }

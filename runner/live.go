@@ -372,7 +372,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		Task: t.Task, Image: h.img.Ref, ContainerWorkDir: h.dir, TrialDir: step.dir,
 		RunID: s.runID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.r.Owner, TestsDirs: step.testsDirs,
-		Service: h.service,
+		Service: h.snapshotService(),
 	}
 	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
 	h.runCollect(ctx, step.dir, step.collect)

@@ -99,7 +99,7 @@ func TestPrepareDatasetFlags(t *testing.T) {
 		{name: "a registry dataset", opts: suite.Options{Registry: filepath.Join(root, "registry.json"), Dataset: "harbor-fixtures-smoke@1.0"},
 			want: []string{"legacy-v1", "reward-json", "planted-reward"}},
 		{name: "a registry dataset by name", opts: suite.Options{Registry: filepath.Join(root, "registry.json"), Dataset: "harbor-fixtures", Exclude: []string{"*-*"}},
-			want: []string{"artifacts", "healthcheck"}},
+			want: []string{"allowlist", "artifacts", "healthcheck"}},
 		{name: "a dataset without a registry", opts: suite.Options{Dataset: "harbor-fixtures@1.0"}, wantErr: "--registry and --dataset go together"},
 		{name: "an unknown version", opts: suite.Options{Registry: filepath.Join(root, "registry.json"), Dataset: "harbor-fixtures@9"},
 			wantErr: `dataset "harbor-fixtures" has no version "9"`},
