@@ -53,6 +53,8 @@ type harborTrial struct {
 	// service is main's place among a multi-container task's services;
 	// nil for a single-container task.
 	service *sandbox.ServiceSpec
+	// compose is what a multi-container task's services left: their
+	// network, volumes and containers.
 	compose *composeTrial
 	// composeFile is a multi-container task's compose file, loaded.
 	composeFile *tasks.Compose
@@ -375,7 +377,14 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		Service: h.snapshotService(),
 	}
 	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
-	h.runCollect(ctx, step.dir, step.collect)
+	if len(t.Task.Config.Verifier.Collect)+len(step.collect) > 0 {
+		// The collect commands need the container running (an agent
+		// that timed out had it killed).
+		if err := h.ready(ctx, false); err != nil {
+			return grader.Grade{}, err
+		}
+		h.runCollect(ctx, step.dir, step.collect)
+	}
 	if step.name != "" && len(step.artifacts) > 0 {
 		h.collectStepArtifacts(ctx, step)
 	}

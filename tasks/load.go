@@ -500,32 +500,50 @@ func (v *validation) checkNativeHarborOnly(dir, sev string) {
 // allowlistKey is the key that makes a phase of the task an allowlist,
 // "" when no phase is one.
 func allowlistKey(c *Config) string {
+	for _, p := range phaseNetworks(c) {
+		if p.mode == networkAllowlist {
+			return p.key
+		}
+	}
+	return ""
+}
+
+// phaseNetwork is a phase's network mode, the key it comes from, and the
+// phase's own allowed_hosts.
+type phaseNetwork struct {
+	table, key, mode string
+	hosts            []string
+}
+
+// phaseNetworks decides each phase's network mode as Harbor does: the
+// phase's own network_mode, else allowed_hosts there meaning an allowlist,
+// else the task's baseline: [environment].network_mode, else
+// allow_internet = false meaning no-network, else allowed_hosts meaning an
+// allowlist, else public.
+func phaseNetworks(c *Config) []phaseNetwork {
 	env := c.Environment
 	baseKey, baseMode := "[environment].network_mode", networkPublic
 	switch {
 	case env.NetworkMode != "":
 		baseMode = env.NetworkMode
 	case env.AllowInternet != nil && !*env.AllowInternet:
-		baseMode = networkNone
+		baseKey, baseMode = "[environment].allow_internet", networkNone
 	case len(env.AllowedHosts) > 0:
 		baseKey, baseMode = "[environment].allowed_hosts", networkAllowlist
 	}
-	for _, p := range []struct {
-		table, mode string
-		hosts       []string
-	}{{"[agent]", c.Agent.NetworkMode, c.Agent.AllowedHosts}, {"[verifier]", c.Verifier.NetworkMode, c.Verifier.AllowedHosts}} {
-		key, mode := baseKey, baseMode
+	out := []phaseNetwork{
+		{table: "[agent]", key: baseKey, mode: baseMode, hosts: c.Agent.AllowedHosts},
+		{table: "[verifier]", key: baseKey, mode: baseMode, hosts: c.Verifier.AllowedHosts},
+	}
+	for i, own := range []string{c.Agent.NetworkMode, c.Verifier.NetworkMode} {
 		switch {
-		case p.mode != "":
-			key, mode = p.table+".network_mode", p.mode
-		case len(p.hosts) > 0:
-			key, mode = p.table+".allowed_hosts", networkAllowlist
-		}
-		if mode == networkAllowlist {
-			return key
+		case own != "":
+			out[i].key, out[i].mode = out[i].table+".network_mode", own
+		case len(out[i].hosts) > 0:
+			out[i].key, out[i].mode = out[i].table+".allowed_hosts", networkAllowlist
 		}
 	}
-	return ""
+	return out
 }
 
 // checkCollect checks [[verifier.collect]]: a command, a positive timeout,
@@ -598,40 +616,15 @@ func tpuSet(x any) bool {
 	return true
 }
 
-// networkIssues decides each phase's network mode as Harbor does (the
-// phase's own network_mode, else allowed_hosts there meaning an allowlist,
-// else the task's baseline: [environment].network_mode, else
-// allow_internet = false meaning no-network, else allowed_hosts meaning an
-// allowlist, else public) and reports the keys that give a phase a mode the
-// local runner cannot run, once each.
+// networkIssues reports, once each, the keys that give a phase
+// (phaseNetworks) a mode the local runner cannot run: an unknown mode, or
+// an allowlist without hosts or with an entry that is no host.
 func networkIssues(c *Config) []issue {
 	env := c.Environment
-	baseKey, baseMode := "[environment].network_mode", networkPublic
-	switch {
-	case env.NetworkMode != "":
-		baseMode = env.NetworkMode
-	case env.AllowInternet != nil && !*env.AllowInternet:
-		baseKey, baseMode = "[environment].allow_internet", networkNone
-	case len(env.AllowedHosts) > 0:
-		baseKey, baseMode = "[environment].allowed_hosts", networkAllowlist
-	}
-	phases := []struct {
-		table, mode string
-		hosts       []string
-	}{
-		{"[agent]", c.Agent.NetworkMode, c.Agent.AllowedHosts},
-		{"[verifier]", c.Verifier.NetworkMode, c.Verifier.AllowedHosts},
-	}
 	var out []issue
 	seen := map[string]bool{}
-	for _, p := range phases {
-		key, mode := baseKey, baseMode
-		switch {
-		case p.mode != "":
-			key, mode = p.table+".network_mode", p.mode
-		case len(p.hosts) > 0:
-			key, mode = p.table+".allowed_hosts", networkAllowlist
-		}
+	for _, p := range phaseNetworks(c) {
+		key, mode := p.key, p.mode
 		if seen[key] {
 			continue
 		}

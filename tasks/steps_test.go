@@ -27,7 +27,9 @@ func TestCheckSteps(t *testing.T) {
 		{"twice", "\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"one\"\n", two, `[[steps]][1].name: "one" names two steps`},
 		{"no instruction", "\n[[steps]]\nname = \"three\"\n", two, `steps/three/instruction.md: missing: step "three" needs its instruction`},
 		{"bad min_reward", "\n[[steps]]\nname = \"one\"\nmin_reward = \"high\"\n", two, "min_reward must be a number or a table of numbers"},
-		{"step healthcheck", "\n[[steps]]\nname = \"one\"\n[steps.healthcheck]\ncommand = \"true\"\n", two, "[[steps]][0].healthcheck: a step's healthcheck is not supported yet"},
+		{"step healthcheck and artifacts", "\n[[steps]]\nname = \"one\"\nartifacts = [\"/app/out.txt\"]\n[steps.healthcheck]\ncommand = \"true\"\n", two, ""},
+		{"step healthcheck without a command", "\n[[steps]]\nname = \"one\"\n[steps.healthcheck]\ninterval_sec = 1.0\n", two, "[[steps]][0].healthcheck.command: missing"},
+		{"bad step artifacts", "\n[[steps]]\nname = \"one\"\nartifacts = [\"relative.txt\"]\n", two, "[[steps]][0].artifacts:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -77,31 +77,15 @@ func (b *bench) composeRounds(ctx context.Context, rounds int) (*composeFigures,
 // composeRunOnce runs the binary for one oracle trial of the compose task
 // into a fresh results dir.
 func (b *bench) composeRunOnce(ctx context.Context) (time.Duration, *results.Result, error) {
-	resultsDir, err := b.ws.freshResults("compose")
+	wall, res, err := b.oneOracleRun(ctx, "compose", b.ws.compose)
 	if err != nil {
 		return 0, nil, err
 	}
-	r, err := b.runBinary(ctx, "run", "-p", b.ws.compose, "--variant", "oracle", "--results", resultsDir)
-	if err != nil {
-		return 0, nil, err
-	}
-	found, err := filepath.Glob(filepath.Join(resultsDir, "*", "*", results.ResultFile))
-	if err != nil || len(found) != 1 {
-		return 0, nil, fmt.Errorf("compose run: want one result.json in %s, found %d (%v)", resultsDir, len(found), err)
-	}
-	res, err := results.ReadResult(found[0])
-	if err != nil {
-		return 0, nil, err
-	}
-	if res.Outcome != "passed" {
-		return 0, nil, fmt.Errorf("compose run: the trial ended %s: %s", res.Outcome, res.Error)
-	}
-	b.noteRun(res.RunID)
 	if b.composeImage == "" {
 		b.images = append(b.images, res.Image)
 	}
 	b.composeImage = res.Image
-	return r.wall, res, nil
+	return wall, res, nil
 }
 
 // composeCLIOnce re-enacts the trial with docker-compose on the image

@@ -48,27 +48,34 @@ func newOracleFigures() *oracleFigures {
 // trial of the Harbor task, into a fresh results dir, and returns its
 // wall-clock time and its trial's own.
 func (b *bench) oracleRunOnce(ctx context.Context) (wall time.Duration, trial *results.Result, err error) {
-	resultsDir, err := b.ws.freshResults("oracle")
+	return b.oneOracleRun(ctx, "oracle", b.ws.harbor)
+}
+
+// oneOracleRun runs the built binary for one oracle trial of a task into a
+// fresh results dir, checks that it passed, and returns the process's
+// wall-clock time and the trial's result.
+func (b *bench) oneOracleRun(ctx context.Context, name, task string) (wall time.Duration, trial *results.Result, err error) {
+	resultsDir, err := b.ws.freshResults(name)
 	if err != nil {
 		return 0, nil, err
 	}
-	r, err := b.runBinary(ctx, "run", "-p", b.ws.harbor, "--variant", "oracle", "--results", resultsDir)
+	r, err := b.runBinary(ctx, "run", "-p", task, "--variant", "oracle", "--results", resultsDir)
 	if err != nil {
 		return 0, nil, err
 	}
 	runs, err := filepath.Glob(filepath.Join(resultsDir, "*", results.RunFile))
 	if err != nil || len(runs) != 1 {
-		return 0, nil, fmt.Errorf("oracle run: want one run.json in %s, found %d (%v)", resultsDir, len(runs), err)
+		return 0, nil, fmt.Errorf("%s run: want one run.json in %s, found %d (%v)", name, resultsDir, len(runs), err)
 	}
 	rec, err := results.ReadRunRecord(filepath.Dir(runs[0]))
 	if err != nil {
 		return 0, nil, err
 	}
 	if err := b.checkRun(rec); err != nil {
-		return 0, nil, fmt.Errorf("oracle run: %w", err)
+		return 0, nil, fmt.Errorf("%s run: %w", name, err)
 	}
 	if len(rec.Trials) != 1 {
-		return 0, nil, fmt.Errorf("oracle run: %d trials, want 1", len(rec.Trials))
+		return 0, nil, fmt.Errorf("%s run: %d trials, want 1", name, len(rec.Trials))
 	}
 	res, err := results.ReadResult(filepath.Join(filepath.Dir(runs[0]), rec.Trials[0].Trial, results.ResultFile))
 	if err != nil {
