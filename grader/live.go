@@ -96,7 +96,11 @@ func (p *plan) graderUser(ctx context.Context, eng sandbox.Engine) (string, erro
 	return info.User, nil
 }
 
-// watchRewardDir makes the reward dir anew, empty, waits p.watch and looks
+// maxWatch bounds the reward dir's watch after a slow verifier.
+const maxWatch = 15 * time.Second
+
+// watchRewardDir makes the reward dir anew, empty, waits p.watch (or as
+// long as the verifier ran, up to maxWatch) and looks
 // again: the verifier has finished, so whatever appears came from another
 // process, one that could as well have written while the verifier ran.
 // What it wrote is kept in TrialDir/verifier-planted for the record.
@@ -104,10 +108,14 @@ func (p *plan) watchRewardDir(ctx context.Context, eng sandbox.Engine, id string
 	if err := rootExec(ctx, eng, id, []string{"sh", "-c", `rm -rf -- "$1" && mkdir -p -- "$1" && chmod 0755 -- "$1"`, "sh", p.rewardMount}); err != nil {
 		return fmt.Errorf("make %s anew in %s to watch it: %w", p.rewardMount, p.what, err)
 	}
+	// A process that wrote while test.sh ran writes again within about as
+	// long, however slow a loaded machine makes it: the watch lasts as long
+	// as test.sh did (within p.watch and maxWatch).
+	watch := min(max(p.watch, g.CommandDuration), max(p.watch, maxWatch))
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(p.watch):
+	case <-time.After(watch):
 	}
 	planted := filepath.Join(filepath.Dir(p.rewardDir), PlantedDir)
 	if err := freshDir(planted); err != nil {
@@ -128,7 +136,7 @@ func (p *plan) watchRewardDir(ctx context.Context, eng sandbox.Engine, id string
 		names = append(names, e.Name())
 	}
 	g.Tampered = fmt.Sprintf("within %s after the verifier finished, a process other than the verifier wrote %s into %s (kept in %s); the reward is not the verifier's alone",
-		p.watch, strings.Join(names, ", "), p.rewardMount, PlantedDir)
+		watch.Round(time.Millisecond), strings.Join(names, ", "), p.rewardMount, PlantedDir)
 	return nil
 }
 

@@ -51,7 +51,7 @@ func TestLoadTasksRefusedTasks(t *testing.T) {
 	writeHarborTask(t, root, "a-good", "")
 	writeHarborTask(t, root, "b-gpus", "\n[environment]\ngpus = 1\n")
 	writeHarborTask(t, root, "c-broken", "!this is [not toml\n")
-	steps := writeHarborTask(t, root, "d-steps", "\n[[steps]]\nname = \"one\"\n[steps.healthcheck]\ncommand = \"true\"\n")
+	steps := writeHarborTask(t, root, "d-steps", "\n[[steps]]\nname = \"one\"\n[steps.healthcheck]\ninterval_sec = 1.0\n")
 	writeHarborTask(t, root, "e-good", "")
 	tests := []struct {
 		name        string
@@ -63,9 +63,9 @@ func TestLoadTasksRefusedTasks(t *testing.T) {
 		{name: "every task", opts: suite.Options{},
 			want: []string{"a-good", "e-good"},
 			wantRefused: []string{"b-gpus: b-gpus/task.toml: [environment].gpus", "c-broken: c-broken/task.toml: ",
-				"d-steps: d-steps/task.toml: [[steps]][0].healthcheck"}},
+				"d-steps: d-steps/task.toml: [[steps]][0].healthcheck.command"}},
 		{name: "filters apply to refused ids", opts: suite.Options{Exclude: []string{"b-*", "c-*"}},
-			want: []string{"a-good", "e-good"}, wantRefused: []string{"d-steps: d-steps/task.toml: [[steps]][0].healthcheck"}},
+			want: []string{"a-good", "e-good"}, wantRefused: []string{"d-steps: d-steps/task.toml: [[steps]][0].healthcheck.command"}},
 		{name: "--n-tasks counts refused tasks", opts: suite.Options{NTasks: 2},
 			want: []string{"a-good"}, wantRefused: []string{"b-gpus: b-gpus/task.toml: [environment].gpus"}},
 		{name: "only refused tasks left", opts: suite.Options{Include: []string{"b-*"}},
