@@ -74,18 +74,19 @@ func newPlan(req Request) (*plan, error) {
 		StdoutPath: p.logPath,
 		Timeout:    req.Timeout,
 	}
+	p.container.Service = req.Service
 	if p.native {
 		p.nativePlan(req)
 	} else {
 		p.harborPlan(req)
-		p.container.Service = req.Service
 		p.imageTests = req.ImageTests
 		p.uploads = req.Uploads
 	}
 	return p, nil
 }
 
-// nativePlan: the pristine task image, no network, the work dir read-only,
+// nativePlan: the pristine task image, no network (but the trial's
+// services', which has no route out, for a multi-container task), the work dir read-only,
 // the tests and the command in NativeTaskDir, the reward in NativeRewardDir.
 func (p *plan) nativePlan(req Request) {
 	p.testsMount = path.Join(NativeTaskDir, "tests")

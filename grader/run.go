@@ -87,9 +87,10 @@ type Request struct {
 	// process that is not the verifier (one the agent left running), so
 	// the grade's reward is not trusted (RewardTampered). 0: no watch.
 	Watch time.Duration
-	// Service, for a Harbor grade of a multi-container task in a fresh
-	// container (a snapshot), is main's place among the trial's services:
-	// their network, under main's name, and main's entrypoint and command.
+	// Service, for a grade of a multi-container task in a fresh container
+	// (a native grade or a Harbor snapshot), is main's place among the
+	// trial's services: their network, under main's name, and main's
+	// entrypoint and command.
 	Service *sandbox.ServiceSpec
 	// ImageTests, for a Harbor grade in a fresh container, says the image
 	// owns /tests (a separate verifier's image, built from tests/): nothing

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
-	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -30,6 +29,7 @@ const servicesDir = "services"
 // composeTrial is what a trial's services left for main.
 type composeTrial struct {
 	network    string
+	internal   bool              // the network has no route out
 	volumes    map[string]string // the file's name → the trial's volume
 	containers map[string]string // service → container ID
 	started    map[string]time.Time
@@ -37,7 +37,7 @@ type composeTrial struct {
 
 // startServices starts the services of a multi-container task and returns
 // what main adds to its container; nil for a single-container task.
-func (h *harborTrial) startServices(ctx context.Context) (*sandbox.ServiceSpec, []sandbox.Mount, []string, error) {
+func (h *trialNet) startServices(ctx context.Context) (*sandbox.ServiceSpec, []sandbox.Mount, []string, error) {
 	c := h.composeFile
 	if c == nil {
 		return nil, nil, nil, nil
@@ -69,50 +69,38 @@ func (h *harborTrial) startServices(ctx context.Context) (*sandbox.ServiceSpec, 
 	return spec, binds, main.Env, nil
 }
 
-// loadCompose loads a multi-container task's compose file, with the task's
-// [environment].env resolved, before anything starts: main's working_dir
-// there is the work dir when task.toml sets none (Harbor's env file comes
-// after the task's file, so [environment].workdir wins over it).
-func (h *harborTrial) loadCompose() error {
-	task := h.t.Task
-	if task.ComposePath() == "" {
-		return nil
+// loadCompose applies a multi-container task's compose file to the work
+// dir: main's working_dir there is the work dir when task.toml sets none
+// (Harbor's env file comes after the task's file, so
+// [environment].workdir wins over it).
+func (h *harborTrial) loadCompose() {
+	c := h.composeFile
+	if c == nil {
+		return
 	}
-	env, err := harbor.TaskEnv(task, "[environment].env", task.Config.Environment.Env, hostenv.Lookup)
-	if err != nil {
-		return err
-	}
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	c, err := task.LoadCompose(vars)
-	if err != nil {
-		return err
-	}
-	h.composeFile = c
-	if wd := c.Main.Workdir; wd != "" && task.Config.Environment.Workdir == "" {
+	if wd := c.Main.Workdir; wd != "" && h.t.Task.Config.Environment.Workdir == "" {
 		h.dir = wd
 		h.res.WorkDir = wd
 	}
-	return nil
 }
 
 // composeObjects makes the trial's network and volumes, each removed when
 // the trial ends. The network has no route out when a phase of the trial
 // has no network: main then reaches the services on it and, in a phase
 // with a network, the outside through the default network as well.
-func (h *harborTrial) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeTrial) error {
+func (h *trialNet) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeTrial) error {
 	s, t := h.s, h.t
 	// Behind an egress gateway the network has a route out: the gateway
-	// decides what main reaches.
-	internal := !(h.agentNet && h.graderNet) && !h.egressNeeded()
+	// decides what main reaches. A native trial's network has none: its
+	// grade reaches the services there and nothing else, and a phase with
+	// a network gets the engine's default network besides (the gateway
+	// too).
+	internal := h.native || (!(h.agentNet && h.graderNet) && !h.egressNeeded())
 	name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID, Internal: internal})
 	if err != nil {
 		return fmt.Errorf("the services' network: %w", err)
 	}
-	ct.network = name
+	ct.network, ct.internal = name, internal
 	h.cleanups = append(h.cleanups, func(cctx context.Context) error {
 		if s.cfg.Keep {
 			return nil
@@ -151,7 +139,7 @@ func (ct *composeTrial) mounts(svc tasks.ComposeService) ([]sandbox.VolumeMount,
 
 // startService gets a service's image and starts its container; its output
 // is kept in services/<name>.log when the trial ends.
-func (h *harborTrial) startService(ctx context.Context, ct *composeTrial, svc tasks.ComposeService) error {
+func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks.ComposeService) error {
 	s, t := h.s, h.t
 	img, err := h.serviceImage(ctx, svc)
 	if err != nil {
@@ -186,7 +174,7 @@ func (h *harborTrial) startService(ctx context.Context, ct *composeTrial, svc ta
 
 // serviceContainer is the container of a multi-container task's service;
 // "" when there is none.
-func (h *harborTrial) serviceContainer(name string) string {
+func (h *trialNet) serviceContainer(name string) string {
 	if h.compose == nil {
 		return ""
 	}
@@ -196,7 +184,7 @@ func (h *harborTrial) serviceContainer(name string) string {
 // labelService names the compose service a container runs.
 const labelService = "flightdeck.service"
 
-func (h *harborTrial) serviceLog(name string) string {
+func (h *trialNet) serviceLog(name string) string {
 	dir := filepath.Join(h.trialAttempt.dir, servicesDir)
 	os.MkdirAll(dir, 0o755)
 	return filepath.Join(dir, name+".log")
@@ -204,7 +192,7 @@ func (h *harborTrial) serviceLog(name string) string {
 
 // serviceImage builds a service's image (cached by content, as task images
 // are) or finds its image: locally, through the image map.
-func (h *harborTrial) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
+func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
 	s, t := h.s, h.t
 	spec := sandbox.BuildSpec{
 		Name: t.Task.ID + "-" + svc.Name, DockerImage: svc.Image, ImageMap: s.images.currentMap(),
@@ -238,7 +226,7 @@ var errServiceFailed = errors.New("service failed")
 // waitFor waits until each dependency of a service meets its condition:
 // started (it was), healthy (the engine's healthcheck says so) or
 // completed successfully (it exited 0).
-func (h *harborTrial) waitFor(ctx context.Context, ct *composeTrial, who string, deps []tasks.ComposeDependency) error {
+func (h *trialNet) waitFor(ctx context.Context, ct *composeTrial, who string, deps []tasks.ComposeDependency) error {
 	for _, d := range deps {
 		id, ok := ct.containers[d.Service]
 		if !ok {
@@ -259,7 +247,7 @@ func (h *harborTrial) waitFor(ctx context.Context, ct *composeTrial, who string,
 // context bounds it too.
 const serviceWait = 5 * time.Minute
 
-func (h *harborTrial) waitCondition(ctx context.Context, id string, d tasks.ComposeDependency) error {
+func (h *trialNet) waitCondition(ctx context.Context, id string, d tasks.ComposeDependency) error {
 	ctx, cancel := context.WithTimeout(ctx, serviceWait)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -43,13 +43,15 @@ type egressGate struct {
 }
 
 // egressNeeded reports whether a phase of the trial is an allowlist.
-func (h *harborTrial) egressNeeded() bool {
+func (h *trialNet) egressNeeded() bool {
 	return h.agentPol.Mode == harbor.NetworkAllowlist || h.graderPol.Mode == harbor.NetworkAllowlist
 }
 
 // startEgress builds (once, cached by content) and starts the trial's
-// gateway on network under aliases, and applies the agent's policy.
-func (h *harborTrial) startEgress(ctx context.Context, network string, aliases []string) error {
+// gateway on network under aliases, and applies the agent's policy. On a
+// network with no route out, the gateway gets the engine's default
+// network besides, for its own.
+func (h *trialNet) startEgress(ctx context.Context, network string, aliases []string, routeOut bool) error {
 	s, t := h.s, h.t
 	dir, err := os.MkdirTemp(h.scratch, "egress-")
 	if err != nil {
@@ -67,6 +69,7 @@ func (h *harborTrial) startEgress(ctx context.Context, network string, aliases [
 	}
 	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
 		Image: img.Ref, Name: "egress-" + t.ID, RunID: s.runID, TrialID: t.ID, NetAdmin: true,
+		Network: routeOut,
 		Labels:  map[string]string{grader.LabelPhase: "egress"},
 		Service: &sandbox.ServiceSpec{NetworkName: network, Aliases: aliases, Cmd: []string{"sleep", "infinity"}},
 	})
@@ -81,7 +84,7 @@ func (h *harborTrial) startEgress(ctx context.Context, network string, aliases [
 }
 
 // applyPolicy puts a phase's network policy in force in the gateway.
-func (h *harborTrial) applyPolicy(ctx context.Context, p harbor.Policy) error {
+func (h *trialNet) applyPolicy(ctx context.Context, p harbor.Policy) error {
 	mode := p.Mode
 	if mode == harbor.NetworkNone {
 		mode = "none"
@@ -118,14 +121,14 @@ func lastLines(s string, n int) string {
 // and returns its container, which main joins ("" without one). It takes
 // main's place on the services' network (service, nil for a
 // single-container task), else on a network of its own.
-func (h *harborTrial) gateway(ctx context.Context, service *sandbox.ServiceSpec) (string, error) {
+func (h *trialNet) gateway(ctx context.Context, service *sandbox.ServiceSpec) (string, error) {
 	if !h.egressNeeded() {
 		return "", nil
 	}
 	s, t := h.s, h.t
-	network, aliases := "", []string{"main"}
+	network, aliases, routeOut := "", []string{"main"}, false
 	if service != nil {
-		network, aliases = service.NetworkName, service.Aliases
+		network, aliases, routeOut = service.NetworkName, service.Aliases, h.compose.internal
 		service.NetworkName = ""
 	} else {
 		name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID})
@@ -140,11 +143,10 @@ func (h *harborTrial) gateway(ctx context.Context, service *sandbox.ServiceSpec)
 			return s.eng.RemoveNetwork(cctx, name)
 		})
 	}
-	if err := h.startEgress(ctx, network, aliases); err != nil {
+	if err := h.startEgress(ctx, network, aliases, routeOut); err != nil {
 		return "", err
 	}
 	h.egress.network, h.egress.aliases = network, aliases
-	h.online = h.agentNet
 	return h.egress.id, nil
 }
 
@@ -152,7 +154,7 @@ func (h *harborTrial) gateway(ctx context.Context, service *sandbox.ServiceSpec)
 // in a fresh container (a snapshot): main's own, or, behind an egress
 // gateway, the trial's network under main's names when the verifier's
 // phase is public (any other phase is graded without a network there).
-func (h *harborTrial) snapshotService() *sandbox.ServiceSpec {
+func (h *trialNet) snapshotService() *sandbox.ServiceSpec {
 	if h.egress == nil {
 		return h.service
 	}

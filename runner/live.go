@@ -33,16 +33,12 @@ const containerLog = "container.log"
 
 // harborTrial is the state of one trial in Harbor's container model.
 type harborTrial struct {
-	*trialAttempt
+	*trialNet
 	img       sandbox.Image
 	info      sandbox.ImageInfo
 	dir       string // the work dir in the container
 	container string // the trial's one container
 	started   time.Time
-	agentNet  bool
-	graderNet bool
-	agentPol  harbor.Policy
-	graderPol harbor.Policy
 	online    bool // the container is on the network now
 	// before are the container's processes when the first agent phase
 	// began (or when it was started again): the image's entrypoint's.
@@ -50,33 +46,17 @@ type harborTrial struct {
 	// firstStep is a multi-step task's first step, which starts the
 	// container.
 	firstStep *stepRun
-	// service is main's place among a multi-container task's services;
-	// nil for a single-container task.
-	service *sandbox.ServiceSpec
-	// compose is what a multi-container task's services left: their
-	// network, volumes and containers.
-	compose *composeTrial
-	// composeFile is a multi-container task's compose file, loaded.
-	composeFile *tasks.Compose
-	// egress is the trial's egress gateway, when a phase is an allowlist.
-	egress *egressGate
 }
 
 // runHarbor runs a trial in Harbor's container model.
 func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) error {
-	h := &harborTrial{trialAttempt: a, img: img, info: info, dir: dir}
-	task := a.t.Task
-	var err error
-	if h.agentPol, err = harbor.PolicyFor(task.Config, harbor.NetAgent); err != nil {
-		return fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
-	}
-	if h.graderPol, err = harbor.PolicyFor(task.Config, harbor.NetVerifier); err != nil {
-		return fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
-	}
-	h.agentNet, h.graderNet = h.agentPol.Online(), h.graderPol.Online()
-	if err := h.loadCompose(); err != nil {
+	n, err := newTrialNet(a, false)
+	if err != nil {
 		return err
 	}
+	h := &harborTrial{trialNet: n, img: img, info: info, dir: dir}
+	task := a.t.Task
+	h.loadCompose()
 	dir = h.dir
 	var seed *seedBase
 	// The image's copy of the work dir, the evidence's base, is taken while

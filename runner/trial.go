@@ -16,7 +16,6 @@ import (
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
-	"github.com/flightdeck/flightdeck/tasks"
 )
 
 // Phase names, in order.
@@ -163,6 +162,14 @@ func (a *trialAttempt) run(ctx context.Context) error {
 	if t.Harbor() {
 		return a.runHarbor(ctx, img, info, dir)
 	}
+	n, err := newTrialNet(a, true)
+	if err != nil {
+		return err
+	}
+	if c := n.composeFile; c != nil && c.Main.Workdir != "" && task.Config.Environment.Workdir == "" {
+		dir = c.Main.Workdir
+		a.res.WorkDir = dir
+	}
 	if dir == "/" {
 		return fmt.Errorf("task %s: the work dir is / (no [environment].workdir and no WORKDIR in the image): "+
 			"flightdeck-native grading mounts the work dir, so set [environment].workdir", task.ID)
@@ -185,14 +192,14 @@ func (a *trialAttempt) run(ctx context.Context) error {
 		return err
 	}
 
-	ag, agentID, err := a.agentPhase(ctx, base, wd)
+	ag, agentID, err := a.agentPhase(ctx, base, wd, n)
 	if err != nil {
 		return err
 	}
 
 	return a.conclude(ctx, ag,
 		func() *grader.Evidence { return a.evidence(ctx, wd, ag) },
-		func() (grader.Grade, error) { return a.grade(ctx, img, wd, dir, agentID) })
+		func() (grader.Grade, error) { return a.grade(ctx, img, wd, dir, agentID, n) })
 }
 
 // imagePhase gets the task's image (built, cached or mapped) and inspects
@@ -283,10 +290,10 @@ func (a *trialAttempt) containerEnv() ([]string, error) {
 	return append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*"), nil
 }
 
-// agentPhase starts the agent's container (none for nop on a native task,
-// or for nop on a Harbor task: the image is what nop leaves), runs the
-// agent and hands the work dir back.
-func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpec, wd *WorkDir) (agent.Result, string, error) {
+// agentPhase starts a multi-container task's services and the agent's
+// container (none for nop: the image is what nop leaves), runs the agent
+// and hands the work dir back.
+func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpec, wd *WorkDir, n *trialNet) (agent.Result, string, error) {
 	s, t := a.s, a.t
 	task := t.Task
 	ap := &agent.Session{
@@ -310,8 +317,20 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 		if err != nil {
 			return err
 		}
+		// The services start even for nop: the grade reaches them.
+		service, binds, env, err := n.startServices(ctx)
+		if err != nil {
+			return err
+		}
+		if service != nil {
+			n.service = service
+			a.s.progress.phase(t, PhaseAgent)
+			// The task's env over the compose file's, as in Harbor's model.
+			base.Env = append(env, base.Env...)
+			base.Mounts = append(base.Mounts, binds...)
+		}
 		if t.Variant.Agent != suite.AgentNop {
-			if err := a.startAgentContainer(ctx, base, wd, instruction, ap); err != nil {
+			if err := a.startAgentContainer(ctx, base, wd, instruction, ap, n); err != nil {
 				return err
 			}
 		}
@@ -335,17 +354,20 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 }
 
 // startAgentContainer starts a native trial's agent container, the work
-// dir (and a command agent's instruction) mounted, and waits for its
-// healthcheck.
-func (a *trialAttempt) startAgentContainer(ctx context.Context, base sandbox.ContainerSpec, wd *WorkDir, instruction string, ap *agent.Session) error {
+// dir (and a command agent's instruction) mounted, in main's place among
+// the services and behind the egress gateway when a phase is an allowlist,
+// and waits for its healthcheck.
+func (a *trialAttempt) startAgentContainer(ctx context.Context, base sandbox.ContainerSpec, wd *WorkDir, instruction string, ap *agent.Session, n *trialNet) error {
 	s, t := a.s, a.t
 	task := t.Task
 	spec := base
 	spec.Name = "agent-" + t.ID
 	spec.User = task.Config.Agent.User
+	spec.Network = n.agentNet
+	spec.Service = n.nativeService()
 	var err error
-	if spec.Network, err = harbor.NetworkFor(task.Config, harbor.NetAgent); err != nil {
-		return fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
+	if spec.NetworkOf, err = n.gateway(ctx, spec.Service); err != nil {
+		return err
 	}
 	if wd != nil {
 		spec.Mounts = append(spec.Mounts, sandbox.Mount{HostPath: wd.Host, ContainerPath: wd.Container})
@@ -458,9 +480,9 @@ func (a *trialAttempt) evidence(ctx context.Context, wd *WorkDir, ag agent.Resul
 	return ev
 }
 
-// grade grades the trial: native from the pristine task image with the work
-// dir mounted, Harbor from a snapshot of the agent's container.
-func (a *trialAttempt) grade(ctx context.Context, img sandbox.Image, wd *WorkDir, dir, agentID string) (grader.Grade, error) {
+// grade grades a native trial from the pristine task image with the work
+// dir mounted, on the services' network when the task has services.
+func (a *trialAttempt) grade(ctx context.Context, img sandbox.Image, wd *WorkDir, dir, agentID string, n *trialNet) (grader.Grade, error) {
 	s, t := a.s, a.t
 	mem, _ := t.Task.MemoryBytes()
 	_, verifier, _ := harbor.Timeouts(t.Task.Config, s.cfg.TimeoutMultiplier)
@@ -470,6 +492,7 @@ func (a *trialAttempt) grade(ctx context.Context, img sandbox.Image, wd *WorkDir
 		Timeout:  verifier,
 		User:     t.Task.Config.Verifier.User,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.r.Owner,
+		Service: n.nativeGraderService(),
 	}
 	if wd != nil {
 		req.WorkDir = wd.Host

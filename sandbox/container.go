@@ -61,6 +61,13 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 			return Container{}, err
 		}
 	}
+	if spec.Network && spec.NetworkOf == "" && netCfg != nil {
+		// A service's network may have no route out (an internal one): a
+		// container with a network gets the engine's default one besides.
+		if err := d.SetNetwork(ctx, res.ID, true); err != nil {
+			return Container{}, err
+		}
+	}
 	if err := d.makeDirs(ctx, res.ID, spec.Dirs); err != nil {
 		return Container{}, err
 	}

@@ -441,3 +441,26 @@ func TestStartMakesDirs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "777 root\n777 root\n1777 root\n", string(seen))
 }
+
+// A service on an internal network (no route out) that is given a network
+// gets the engine's default network besides; one without stays on the
+// services' network only. Both find the other services by name.
+func TestServiceOnInternalNetwork(t *testing.T) {
+	d := newTestEngine(t)
+	requireBaseImage(t, d)
+	ctx := context.Background()
+	runID := testRunID(t, d)
+	name, err := d.CreateNetwork(ctx, NetworkSpec{RunID: runID, TrialID: "internal-" + runID, Internal: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = d.RemoveNetwork(context.Background(), name) })
+	startBase(t, d, ContainerSpec{RunID: runID, Name: "peer-" + runID, Service: &ServiceSpec{NetworkName: name, Aliases: []string{"peer"}, Entrypoint: keepAlive()}})
+	for _, tc := range []struct {
+		network bool
+		want    string
+	}{{true, "eth0 eth1 lo"}, {false, "eth0 lo"}} {
+		c := startBase(t, d, ContainerSpec{RunID: runID, Network: tc.network, Service: &ServiceSpec{NetworkName: name, Entrypoint: keepAlive()}})
+		res, out := run(t, d, c.ID, `echo $(ls /sys/class/net); getent hosts peer >/dev/null && echo peer found`)
+		assert.Equal(t, 0, res.ExitCode, out)
+		assert.Equal(t, tc.want+"\npeer found\n", out, "network %v", tc.network)
+	}
+}

@@ -478,22 +478,18 @@ func (v *validation) checkVerifierMode(dir, sev string) {
 	}
 }
 
-// checkNativeHarborOnly refuses, in a flightdeck-native task, what only
-// Harbor's container model runs: its grader has no semantics for them yet.
+// checkNativeHarborOnly refuses, in a flightdeck-native task, a separate
+// verifier: the native grader already runs apart from the agent, in a
+// fresh container from the pristine image, and has no second image.
+// Services (compose) and allowlists are the native model's too.
 func (v *validation) checkNativeHarborOnly(dir, sev string) {
 	c := &v.cfg
 	if c.Flightdeck.Grader == nil || c.Flightdeck.Grader.Command == "" {
 		return
 	}
-	const why = "runs only in Harbor's container model: a flightdeck-native task (with [flightdeck.grader]) cannot use it yet"
-	if fileExists(filepath.Join(dir, EnvironmentDir, composeFile)) {
-		v.add(sev, EnvironmentDir+"/"+composeFile, "", "compose", "a multi-container environment %s", why)
-	}
 	if separateVerifier(c) {
-		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate", "a separate verifier %s", why)
-	}
-	if key := allowlistKey(c); key != "" {
-		v.add(sev, TaskFile, key, "network.allowlist", "an allowlist %s", why)
+		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate",
+			"a separate verifier runs only in Harbor's container model: a flightdeck-native task (with [flightdeck.grader]) is graded in a fresh container from its own image already")
 	}
 }
 

@@ -219,10 +219,8 @@ var loadRefusalsCases = []struct {
 		wantFile: "environment/docker-compose.yaml", wantField: "services.db.devices", wantRule: []string{"devices"}},
 	{name: "compose that does not parse", files: map[string]string{"environment/docker-compose.yaml": "services: [\n"}, opts: LoadOptions{Local: true},
 		wantFile: "environment/docker-compose.yaml", wantRule: []string{"docker-compose.yaml"}},
-	{name: "compose in a native task", files: map[string]string{"environment/docker-compose.yaml": "services: {db: {image: x:1}}\n"}, opts: LoadOptions{Local: true},
-		wantFile: "environment/docker-compose.yaml", wantRule: []string{"a multi-container environment runs only in Harbor's container model"}},
-	{name: "allowlist in a native task", toml: strings.Replace(baseTOML, "cpus = 2", "cpus = 2\nallowed_hosts = [\"pkgs.example.com\"]", 1), opts: LoadOptions{Local: true},
-		wantFile: "task.toml", wantField: "[environment].allowed_hosts", wantRule: []string{"an allowlist runs only in Harbor's container model"}},
+	{name: "separate verifier in a native task", toml: baseTOML + "\n[verifier.environment]\ndocker_image = \"x:1\"\n", opts: LoadOptions{Local: true},
+		wantFile: "task.toml", wantField: "[verifier].environment_mode", wantRule: []string{"a separate verifier runs only in Harbor's container model"}},
 	{name: "compose dependency cycle", files: map[string]string{"environment/docker-compose.yaml": "services: {a: {image: x:1, depends_on: [b]}, b: {image: x:1, depends_on: [a]}}\n"}, opts: LoadOptions{Local: true},
 		wantFile: "environment/docker-compose.yaml", wantRule: []string{"cycle"}},
 }
@@ -389,6 +387,17 @@ func TestLoadUnsupportedOnlyLocally(t *testing.T) {
 	assert.NoError(t, err)
 	_, err = Load(dir, LoadOptions{Local: true})
 	assert.Error(t, err)
+}
+
+// A native task may have services and an allowlist: the native model runs
+// them too.
+func TestLoadNativeComposeAndAllowlist(t *testing.T) {
+	toml := strings.Replace(baseTOML, "cpus = 2", "cpus = 2\nallowed_hosts = [\"pkgs.example.com\"]", 1)
+	dir := nativeTask(t, toml, map[string]string{"environment/docker-compose.yaml": "services: {db: {image: x:1}}\n"})
+	task, err := Load(dir, LoadOptions{Local: true})
+	require.NoError(t, err)
+	assert.NotEmpty(t, task.ComposePath())
+	assert.NotEmpty(t, task.Config.Flightdeck.Grader.Command)
 }
 
 // Valid Harbor settings load for a local run.

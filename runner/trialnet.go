@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flightdeck/flightdeck/internal/hostenv"
+	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/tasks"
+)
+
+// trialNet is what a trial has around its task's container, in either
+// model: each phase's network policy, a multi-container task's services
+// and an egress gateway for an allowlist phase.
+type trialNet struct {
+	*trialAttempt
+	// native: a flightdeck-native trial, whose grade runs in a fresh
+	// container that reaches the trial's services and nothing else.
+	native    bool
+	agentNet  bool
+	graderNet bool
+	agentPol  harbor.Policy
+	graderPol harbor.Policy
+	// service is main's place among a multi-container task's services;
+	// nil for a single-container task.
+	service *sandbox.ServiceSpec
+	// compose is what a multi-container task's services left: their
+	// network, volumes and containers.
+	compose *composeTrial
+	// composeFile is a multi-container task's compose file, loaded.
+	composeFile *tasks.Compose
+	// egress is the trial's egress gateway, when a phase is an allowlist.
+	egress *egressGate
+}
+
+// newTrialNet decides each phase's network policy and loads a
+// multi-container task's compose file. A native task's grade never has a
+// network of its own.
+func newTrialNet(a *trialAttempt, native bool) (*trialNet, error) {
+	n := &trialNet{trialAttempt: a, native: native}
+	task := a.t.Task
+	var err error
+	if n.agentPol, err = harbor.PolicyFor(task.Config, harbor.NetAgent); err != nil {
+		return nil, fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
+	}
+	if native {
+		n.graderPol = harbor.Policy{Mode: harbor.NetworkNone}
+	} else if n.graderPol, err = harbor.PolicyFor(task.Config, harbor.NetVerifier); err != nil {
+		return nil, fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
+	}
+	n.agentNet, n.graderNet = n.agentPol.Online(), n.graderPol.Online()
+	if task.ComposePath() == "" {
+		return n, nil
+	}
+	env, err := harbor.TaskEnv(task, "[environment].env", task.Config.Environment.Env, hostenv.Lookup)
+	if err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	if n.composeFile, err = task.LoadCompose(vars); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// nativeService is main's place among a native trial's services (nil
+// without any): the agent's container and the grading container join the
+// services' network under main's names, each with flightdeck's keep-alive
+// as its command, as a native container always has.
+func (n *trialNet) nativeService() *sandbox.ServiceSpec {
+	if n.service == nil {
+		return nil
+	}
+	svc := *n.service
+	svc.Entrypoint, svc.Cmd = []string{"sleep", "infinity"}, []string{}
+	return &svc
+}
+
+// nativeGraderService is the grading container's place among a native
+// trial's services: main's, without main's names when the egress gateway
+// holds them.
+func (n *trialNet) nativeGraderService() *sandbox.ServiceSpec {
+	svc := n.nativeService()
+	if svc != nil && n.egress != nil {
+		svc.Aliases, svc.Hostname = nil, ""
+	}
+	return svc
+}
