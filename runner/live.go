@@ -12,6 +12,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/tamper"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -46,6 +47,9 @@ type harborTrial struct {
 	// firstStep is a multi-step task's first step, which starts the
 	// container.
 	firstStep *stepRun
+	// agentSince is when the first agent began (after its step's setup):
+	// the tamper inspector judges what changed since.
+	agentSince time.Time
 }
 
 // runHarbor runs a trial in Harbor's container model.
@@ -88,10 +92,18 @@ func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sa
 	if err != nil {
 		return err
 	}
-
+	// The inspector reads the container while the work dir is copied out;
+	// the verifier starts once it is done.
+	inspected := a.asyncPhase(PhaseInspect, func() error {
+		h.inspectAgent(ctx)
+		return nil
+	})
 	return a.conclude(ctx, ag,
 		func() *grader.Evidence { return h.evidence(ctx, seed, ag) },
-		func() (grader.Grade, error) { return h.grade(ctx, step) })
+		func() (grader.Grade, error) {
+			inspected()
+			return h.grade(ctx, step)
+		})
 }
 
 // start starts the trial's container with the image's entrypoint, waits
@@ -266,6 +278,9 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 				return err
 			}
 		}
+		if h.agentSince.IsZero() {
+			h.agentSince = time.Now()
+		}
 		if res, err = ap.Run(ctx, instruction); err != nil {
 			return err
 		}
@@ -407,7 +422,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		h.collectArtifacts(ctx)
 	}
 	if g.Tampered != "" {
-		s.progress.note(t, "tampering: "+g.Tampered)
+		h.addTamper(tamper.Finding{Path: harbor.VerifierLogs, Kind: tamper.KindRewardWriter, Evidence: g.Tampered})
 	}
 	return g, err
 }

@@ -69,6 +69,9 @@ type runState struct {
 	seeds    *seeds
 	progress *progress
 	cache    cacheIndex
+	// clockOffset is the engine's clock minus this host's (the tamper
+	// inspector compares the engine's file times with this host's).
+	clockOffset time.Duration
 
 	mu      sync.Mutex
 	results map[string]*results.Result
@@ -327,6 +330,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord) error {
 		s.progress.line("engine: " + w)
 	}
 	rec.Versions.Engine, rec.Versions.EngineAPI = info.ServerVersion, info.APIVersion
+	s.clockOffset = info.ClockOffset
 	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge}); err != nil {
 		s.progress.line("reap orphans: " + err.Error())
 	} else if n := reaped.Containers + reaped.Images; n > 0 {

@@ -104,6 +104,11 @@ func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed 
 			return err
 		}
 		last = ag
+		if st == h.firstStep && st.setupFailed == "" {
+			// Later steps' changes follow a verifier's own: the first
+			// step's alone are judged.
+			h.inspectAgent(ctx)
+		}
 		sr.AgentExitCode, sr.AgentTimedOut = ag.ExitCode, ag.TimedOut
 		if st.setupFailed != "" {
 			// Harbor's step result without a verifier result: no reward,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
@@ -24,6 +25,7 @@ const (
 	PhaseWorkdir  = "workdir"
 	PhaseAgent    = "agent"
 	PhaseEvidence = "evidence"
+	PhaseInspect  = "inspect" // the tamper inspector, beside the evidence (Harbor's model)
 	PhaseGrade    = "grade"
 	PhaseResult   = "result"
 )
@@ -532,6 +534,15 @@ func (a *trialAttempt) finish(ag agent.Result, g grader.Grade, ev *grader.Eviden
 		r.Specs = append(r.Specs, grader.Judge(sp, ev))
 	}
 	r.OutcomeClass = grader.TrialOutcome(r.Outcome, g.Reward, r.Specs)
+	if len(r.Tamper) > 0 && a.t.Variant.Tamper == suite.TamperFail && r.Outcome != grader.OutcomeInfraError {
+		// The reward stays recorded; the trial does not pass.
+		r.Outcome, r.OutcomeClass = grader.OutcomeFailed, grader.SpecWorkflowViolation
+		msg := fmt.Sprintf("flagged for tampering (tamper: fail): %s %s", r.Tamper[0].Kind, r.Tamper[0].Path)
+		if len(r.Tamper) > 1 {
+			msg += fmt.Sprintf(" and %d more", len(r.Tamper)-1)
+		}
+		r.Error = strings.TrimPrefix(r.Error+"; "+msg, "; ")
+	}
 	r.Finished = time.Now().UTC()
 }
 

@@ -40,6 +40,12 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 	if spec.NetAdmin {
 		hostCfg.CapAdd = []string{"NET_ADMIN"}
 	}
+	if spec.PidOf != "" {
+		// Reading /proc/1/root of a process of another user (the other
+		// container's entrypoint may run as its image's USER) needs it.
+		hostCfg.PidMode = container.PidMode("container:" + spec.PidOf)
+		hostCfg.CapAdd = append(hostCfg.CapAdd, "SYS_PTRACE")
+	}
 	if spec.NetworkOf != "" {
 		hostCfg.NetworkMode = container.NetworkMode("container:" + spec.NetworkOf)
 		netCfg = nil

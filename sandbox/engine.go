@@ -124,7 +124,11 @@ type Info struct {
 	CgroupVersion string
 	Rootless      bool
 	BindMountOK   bool // a host dir bind-mounted into a container is visible there
-	Warnings      []string
+	// ClockOffset is the engine's clock minus this host's, as read once
+	// (0 when the engine does not say): a time of this host's, plus the
+	// offset, compares with the times of the engine's files.
+	ClockOffset time.Duration
+	Warnings    []string
 }
 
 // BuildSpec says how to get a task's image.
@@ -202,6 +206,10 @@ type ContainerSpec struct {
 	// interfaces, its rules, its resolv.conf and hosts): main behind a
 	// trial's egress gateway. It overrides Network and Service's network.
 	NetworkOf string
+	// PidOf joins the PID namespace of another container: flightdeck's own
+	// inspector reads that container's filesystem through /proc/1/root
+	// with its own tools, which nothing in the other container can change.
+	PidOf string
 	// NetAdmin gives the container CAP_NET_ADMIN: only flightdeck's own
 	// egress gateway, whose rules the containers joining it cannot change.
 	NetAdmin bool

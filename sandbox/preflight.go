@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
@@ -32,10 +33,12 @@ func (d *Docker) Preflight(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, unavailable(d.endpoint, err)
 	}
+	asked := time.Now()
 	sys, err := d.api.Info(ctx, client.InfoOptions{})
 	if err != nil {
 		return Info{}, engineErr("read engine info", err)
 	}
+	answered := time.Now()
 	si := sys.Info
 	info := Info{
 		ServerVersion: ver.Version,
@@ -43,6 +46,9 @@ func (d *Docker) Preflight(ctx context.Context) (Info, error) {
 		StorageDriver: si.Driver,
 		CgroupVersion: si.CgroupVersion,
 		Rootless:      slices.ContainsFunc(si.SecurityOptions, func(o string) bool { return strings.Contains(o, "name=rootless") }),
+	}
+	if t, err := time.Parse(time.RFC3339Nano, si.SystemTime); err == nil {
+		info.ClockOffset = t.Sub(asked.Add(answered.Sub(asked) / 2))
 	}
 	if !si.PidsLimit {
 		info.Warnings = append(info.Warnings, "the engine cannot limit a container's processes (no pids cgroup)")

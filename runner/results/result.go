@@ -11,6 +11,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/tamper"
 )
 
 // ResultSchema is the version of result.json's layout.
@@ -66,16 +67,30 @@ type Result struct {
 	Summary *grader.Summary `json:"result_summary,omitempty"` // the grader's RESULT line
 	Refusal *suite.Refusal  `json:"refusal,omitempty"`        // why the task cannot run (outcome refused)
 
-	AgentPhase  AgentRun         `json:"agent_phase"`
-	GradePhase  GraderRun        `json:"grade_phase"`
-	Evidence    Evidence         `json:"evidence"`
-	Specs       []grader.Verdict `json:"specs,omitempty"`
+	AgentPhase AgentRun         `json:"agent_phase"`
+	GradePhase GraderRun        `json:"grade_phase"`
+	Evidence   Evidence         `json:"evidence"`
+	Specs      []grader.Verdict `json:"specs,omitempty"`
+	// Tamper are the changes to the verifier's machinery found after the
+	// agent's phase (Harbor's container model); TamperCheck says whether
+	// the inspector ran and what it set apart.
+	Tamper      []tamper.Finding `json:"tamper,omitempty"`
+	TamperCheck *TamperCheck     `json:"tamper_check,omitempty"`
 	Expect      string           `json:"expect,omitempty"`
 	Expectation *bool            `json:"expectation_held,omitempty"`
 
 	Tries      int    `json:"tries"` // 1 + infra_error retries
 	Cached     bool   `json:"cached"`
 	CachedFrom string `json:"cached_from,omitempty"` // "<run-id>/<trial>" the result was first written in
+}
+
+// TamperCheck is how the tamper inspector ran over a trial's container.
+type TamperCheck struct {
+	Checked bool   `json:"checked"`
+	Note    string `json:"note,omitempty"` // why it did not run, or what it could not read
+	// Installed are changes the package manager made ("path (package)"):
+	// not tampering.
+	Installed []string `json:"installed,omitempty"`
 }
 
 // Phase is one timed phase of a trial: image, workdir, agent, grade, result.

@@ -54,6 +54,10 @@ type Suite struct {
 	// RewardKey names the key of reward.json that decides each trial's
 	// reward; "": the "reward" key, else the lowest of the keys.
 	RewardKey string
+	// Tamper is what a trial the tamper inspector flags becomes, for the
+	// variants that do not say: "flag" (the default: recorded, reward
+	// kept) or "fail".
+	Tamper string
 
 	taskLines map[int]int // index in Tasks → line in the file, for messages
 	dsLine    int         // the dataset: key's line, for messages
@@ -74,7 +78,11 @@ type Variant struct {
 	// made from a snapshot of the agent's stopped one; "" grades each task
 	// its own way (Harbor's, live, for a task without [flightdeck.grader]).
 	Grading string `json:"grading,omitempty"`
-	Line    int    `json:"-"` // where it is defined, 0 when not from a file
+	// Tamper is what a trial the tamper inspector flags becomes: "flag"
+	// or "" (recorded, reward kept) or "fail" (a failure whose outcome
+	// class is workflow-violation).
+	Tamper string `json:"tamper,omitempty"`
+	Line   int    `json:"-"` // where it is defined, 0 when not from a file
 	// HarborOnly runs the variant on tasks graded Harbor's way only (task
 	// verify's snapshot run of the oracle); suite files cannot set it.
 	HarborOnly bool `json:"-"`
@@ -89,6 +97,12 @@ const (
 	// from a snapshot of the agent's stopped container: no process the
 	// agent left runs while test.sh does.
 	GradingSnapshot = "snapshot"
+)
+
+// What a flagged trial becomes (Variant.Tamper).
+const (
+	TamperFlag = "flag"
+	TamperFail = "fail"
 )
 
 // Multipliers scale each task's timeouts.
@@ -152,6 +166,13 @@ func ParseSuite(data []byte, file string) (*Suite, error) {
 	if (s.Registry == "") != (s.Dataset == "") {
 		return nil, p.errf(root, "registry: and dataset: go together (a Harbor registry.json and the name@version of a dataset in it)")
 	}
+	// The suite's tamper: is each variant's own unless it says: a
+	// variant's definition (its cache key) holds what its trials become.
+	for i := range s.Variants {
+		if s.Variants[i].Tamper == "" && s.Tamper == TamperFail {
+			s.Variants[i].Tamper = TamperFail
+		}
+	}
 	return s, nil
 }
 
@@ -184,7 +205,7 @@ func (p suiteParser) fields(m *yaml.Node, what string, f func(key string, k, v *
 }
 
 var suiteKeys = []string{"name", "tasks", "include", "exclude", "variants", "attempts", "concurrency",
-	"retries", "timeout_multiplier", "images", "specs", "results", "registry", "dataset", "reward_key"}
+	"retries", "timeout_multiplier", "images", "specs", "results", "registry", "dataset", "reward_key", "tamper"}
 
 func (p suiteParser) suiteKey(s *Suite, key string, v *yaml.Node) error {
 	switch key {
@@ -223,6 +244,14 @@ func (p suiteParser) suiteKey(s *Suite, key string, v *yaml.Node) error {
 	case "dataset":
 		s.dsLine = v.Line
 		return p.str(v, "dataset", &s.Dataset)
+	case "tamper":
+		if err := p.str(v, "tamper", &s.Tamper); err != nil {
+			return err
+		}
+		if s.Tamper != TamperFlag && s.Tamper != TamperFail {
+			return p.errf(v, "tamper: want %q or %q, not %q", TamperFlag, TamperFail, s.Tamper)
+		}
+		return nil
 	case "reward_key":
 		if err := p.str(v, "reward_key", &s.RewardKey); err != nil {
 			return err
@@ -338,7 +367,7 @@ func (p suiteParser) images(v *yaml.Node, out *map[string]string) error {
 	})
 }
 
-var variantKeys = []string{"agent", "command", "script", "env", "expect", "grading"}
+var variantKeys = []string{"agent", "command", "script", "env", "expect", "grading", "tamper"}
 
 func (p suiteParser) variants(s *Suite, v *yaml.Node) error {
 	return p.fields(v, "variants", func(name string, k, val *yaml.Node) error {
@@ -363,6 +392,8 @@ func (p suiteParser) variants(s *Suite, v *yaml.Node) error {
 				return p.str(f, field, &vr.Expect)
 			case "grading":
 				return p.str(f, field, &vr.Grading)
+			case "tamper":
+				return p.str(f, field, &vr.Tamper)
 			case "env":
 				vr.Env = map[string]string{}
 				return p.fields(f, field, func(ek string, _, ev *yaml.Node) error {
@@ -405,9 +436,14 @@ func checkVariant(v *Variant, dir string, runnable bool) error {
 		return fmt.Errorf("variant %s: grading must be %q or %q (or left out: each task's own), not %q",
 			v.Name, GradingHarbor, GradingSnapshot, v.Grading)
 	}
+	switch v.Tamper {
+	case "", TamperFlag, TamperFail:
+	default:
+		return fmt.Errorf("variant %s: tamper must be %q or %q, not %q", v.Name, TamperFlag, TamperFail, v.Tamper)
+	}
 	switch v.Agent {
 	case "":
-		if v.Command != "" || v.Script != "" || v.Expect != "" || len(v.Env) > 0 || v.Grading != "" {
+		if v.Command != "" || v.Script != "" || v.Expect != "" || len(v.Env) > 0 || v.Grading != "" || v.Tamper != "" {
 			return fmt.Errorf("variant %s: agent is missing (one of oracle, nop, deterministic, command)", v.Name)
 		}
 		if runnable {

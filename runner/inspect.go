@@ -1,0 +1,175 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/tamper"
+	"github.com/flightdeck/flightdeck/sandbox"
+)
+
+// After the agent's phase, and before anything of the verifier's runs in
+// the trial's container, flightdeck's own inspector (a container of the
+// offline base image sharing the trial container's PID namespace, with its
+// own tools) lists what changed in that container's filesystem since the
+// agent started, by the kernel's change times, which no process in the
+// container can set back. Package tamper judges the list; dpkg's records,
+// read by the inspector, set the package manager's installs apart.
+
+//go:embed inspect.sh
+var inspectScript string
+
+// inspectListMax is the most changed paths the inspector lists (inspect.sh).
+const inspectListMax = 100000
+
+// inspectTimeout bounds each of the inspector's commands.
+const inspectTimeout = 2 * time.Minute
+
+// inspectAgent inspects the trial's container after an agent's phase:
+// not after nop's (nothing of an agent ran), nor for a separate verifier
+// (its own image grades), nor when the container has stopped.
+func (h *harborTrial) inspectAgent(ctx context.Context) {
+	if h.t.Variant.Agent == suite.AgentNop || h.agentSince.IsZero() {
+		return
+	}
+	if _, ok := h.t.Task.SeparateVerifier(); ok {
+		return
+	}
+	if st, err := h.s.eng.State(ctx, h.container); err != nil || !st.Running {
+		h.res.TamperCheck = &results.TamperCheck{Note: "not checked: the task's container stopped during the agent's phase"}
+		return
+	}
+	h.inspect(ctx, h.agentSince)
+}
+
+// inspect runs the tamper inspector over the trial's container for the
+// changes made since (a time of this host's) and records what it found.
+// What fails is said; it is never the trial's failure.
+func (h *harborTrial) inspect(ctx context.Context, since time.Time) {
+	s, t := h.s, h.t
+	check := &results.TamperCheck{}
+	h.res.TamperCheck = check
+	findings, installed, err := h.tamperFindings(ctx, since)
+	if err != nil {
+		check.Note = "not checked: " + err.Error()
+		s.progress.note(t, "tamper check: "+check.Note)
+		return
+	}
+	check.Checked, check.Installed = true, installed
+	h.addTamper(findings...)
+}
+
+// addTamper records findings in the result and the progress.
+func (h *harborTrial) addTamper(findings ...tamper.Finding) {
+	for _, f := range findings {
+		h.res.Tamper = append(h.res.Tamper, f)
+		h.s.progress.note(h.t, fmt.Sprintf("tamper: %s %s: %s", f.Kind, f.Path, f.Evidence))
+	}
+}
+
+func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]tamper.Finding, []string, error) {
+	s, t := h.s, h.t
+	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
+		Image: FallbackImage, Name: "inspect-" + t.ID, RunID: s.runID, TrialID: t.ID,
+		PidOf: h.container, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
+	})
+	if c.ID != "" {
+		defer h.removeContainer(c.ID, "", func() bool { return false })(ctx)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("start the inspector: %w", err)
+	}
+	engineSince := since.Add(s.clockOffset)
+	stamp := strconv.FormatFloat(float64(engineSince.UnixNano())/1e9, 'f', 3, 64)
+	out, err := h.runInspector(ctx, c.ID, "list", stamp, h.dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	changes := parseChanges(out)
+	sc := tamper.Scope{WorkDir: h.dir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
+		Oracle: t.Variant.Agent == suite.AgentOracle}
+	candidates := tamper.Candidates(changes, sc)
+	if len(candidates) == 0 {
+		return nil, nil, nil
+	}
+	args := []string{"dpkg"}
+	for i, f := range candidates {
+		if i == 1000 {
+			break
+		}
+		args = append(args, f.Path)
+	}
+	out, err = h.runInspector(ctx, c.ID, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	findings, installed := tamper.Judge(candidates, parseRecords(out))
+	if len(changes) >= inspectListMax {
+		findings = append(findings, tamper.Finding{Path: "/", Kind: "incomplete",
+			Evidence: fmt.Sprintf("more than %d paths changed outside the work dir: only the first were judged", inspectListMax)})
+	}
+	return findings, installed, nil
+}
+
+// runInspector runs inspect.sh with args in the inspector and returns its
+// output.
+func (h *harborTrial) runInspector(ctx context.Context, id string, args ...string) ([]byte, error) {
+	outPath := filepath.Join(h.scratch, "inspect.out")
+	errPath := filepath.Join(h.scratch, "inspect.err")
+	cmd := append([]string{"bash", "-c", inspectScript, "inspect.sh"}, args...)
+	res, err := h.s.eng.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
+		MaxOutput: 64 << 20, Timeout: inspectTimeout})
+	if err == nil && (res.TimedOut || res.ExitCode != 0) {
+		msg, _ := os.ReadFile(errPath)
+		err = fmt.Errorf("inspect.sh %s: exit %d: %s", args[0], res.ExitCode, lastLines(string(msg), 3))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(outPath)
+}
+
+// parseChanges reads inspect.sh list's "TYPE /PATH\0" entries.
+func parseChanges(out []byte) []tamper.Change {
+	var changes []tamper.Change
+	for _, e := range bytes.Split(out, []byte{0}) {
+		if len(e) < 3 || e[1] != ' ' {
+			continue
+		}
+		changes = append(changes, tamper.Change{Type: e[0], Path: string(e[2:])})
+	}
+	return changes
+}
+
+// parseRecords reads inspect.sh dpkg's "PATH\tPACKAGE\tRECORD\tCONTENT" lines.
+func parseRecords(out []byte) []tamper.Record {
+	var recs []tamper.Record
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			continue
+		}
+		recs = append(recs, tamper.Record{Path: f[0], Package: f[1], RecordMD5: f[2], ContentMD5: f[3]})
+	}
+	return recs
+}
+
+// imagePath is the PATH an image's environment sets, "" when none.
+func imagePath(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,50 @@
+#!/bin/bash
+# inspect.sh — run as root in flightdeck's own inspector, a container of the
+# offline base image sharing the PID namespace of a trial's container: it
+# reads that container's filesystem through /proc/1/root with its own
+# tools, which nothing in the trial's container can change. Absolute
+# symlinks there are resolved by hand (the kernel would resolve them in the
+# inspector's own root).
+#
+#   inspect.sh list SINCE [WORKDIR]  every non-directory changed after SINCE
+#                                    (seconds since the epoch), outside
+#                                    WORKDIR, /proc, /sys, /dev and other
+#                                    mounts: "TYPE PATH\0"
+#   inspect.sh dpkg PATH...          each path's owning package by dpkg's
+#                                    records and MD5s (the record's, the
+#                                    content's, symlinks followed):
+#                                    "PATH\tPACKAGE\tRECORD\tCONTENT\n"
+set -u
+root=/proc/1/root
+cd "$root" || { echo "inspect.sh: cannot read the container's filesystem" >&2; exit 3; }
+case "$1" in
+list)
+	since="$2"
+	wd="${3:-}"
+	wd="${wd#/}"
+	prune=(-path ./proc -o -path ./sys -o -path ./dev)
+	[ -n "$wd" ] && prune+=(-o -path "./$wd")
+	find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0' | head -z -n 100000
+	;;
+dpkg)
+	shift
+	for p in "$@"; do
+		t="$p"
+		i=0
+		while [ -L "$root$t" ] && [ $i -lt 16 ]; do
+			l="$(readlink "$root$t")"
+			case "$l" in /*) t="$l" ;; *) t="$(dirname "$t")/$l" ;; esac
+			t="$(realpath -m -s "$t")"
+			i=$((i + 1))
+		done
+		sum="$(md5sum <"$root$t" 2>/dev/null | cut -d' ' -f1)"
+		rec="$(awk -v p="${t#/}" 'substr($0, 35) == p { n = FILENAME; sub(/.*\//, "", n); sub(/\.md5sums$/, "", n); print n "\t" $1; exit }' var/lib/dpkg/info/*.md5sums 2>/dev/null)"
+		[ -n "$rec" ] || rec="	"
+		printf '%s\t%s\t%s\n' "$p" "$rec" "$sum"
+	done
+	;;
+*)
+	echo "inspect.sh: unknown mode $1" >&2
+	exit 2
+	;;
+esac
