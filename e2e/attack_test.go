@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/tamper"
 )
 
 // The attacks run as command agents (fixtures/attacks/agents) against both
@@ -181,6 +183,19 @@ func harborLimit(t *testing.T, run *runOutput, variant string) {
 	assert.False(t, res.Native, "%s is graded from a snapshot", res.Trial)
 	assert.Equal(t, grader.OutcomePassed, res.Outcome,
 		"%s: the documented limit of snapshot grading changed (update docs/security.md): %s", res.Trial, res.Error)
+	// The pass is flagged: the inspector saw the forged machinery.
+	assertTampered(t, res, tamper.KindTool, tamper.KindPytest)
+}
+
+// assertTampered checks that the tamper inspector flagged a trial with a
+// finding of one of kinds.
+func assertTampered(t *testing.T, res *results.Result, kinds ...string) {
+	t.Helper()
+	if assert.NotNil(t, res.TamperCheck, "%s: inspected", res.Trial) {
+		assert.True(t, res.TamperCheck.Checked, "%s: %s", res.Trial, res.TamperCheck.Note)
+	}
+	assert.True(t, slices.ContainsFunc(res.Tamper, func(f tamper.Finding) bool { return slices.Contains(kinds, f.Kind) }),
+		"%s: a finding of kind %v, got %+v", res.Trial, kinds, res.Tamper)
 }
 
 // The targets are sound: the oracle passes both and nop fails both, so an
@@ -194,6 +209,12 @@ func TestAttackTargetsAreSound(t *testing.T) {
 	}
 	assert.True(t, run.result(t, nativeTask, "oracle").Native)
 	assert.False(t, run.result(t, harborTask, "oracle").Native)
+	// The honest oracle is inspected and nothing is flagged.
+	oracle := run.result(t, harborTask, "oracle")
+	if assert.NotNil(t, oracle.TamperCheck) {
+		assert.True(t, oracle.TamperCheck.Checked, oracle.TamperCheck.Note)
+	}
+	assert.Empty(t, oracle.Tamper)
 }
 
 // Reward files written everywhere the agent can reach or guess are never
@@ -204,6 +225,7 @@ func TestAttackRewardFiles(t *testing.T) {
 	nativeGraderRan(t, run, "reward-files")
 	res := assertHonestFail(t, run, harborTask, "reward-files")
 	assert.Equal(t, grader.RewardTxt, res.RewardSource, "Harbor's test.sh writes reward.txt; a planted reward.json would win")
+	assertTampered(t, res, tamper.KindVerifierFiles)
 }
 
 // conftest.py, pytest settings with addopts, sitecustomize.py,
@@ -228,7 +250,7 @@ func TestAttackPlantedTestsDir(t *testing.T) {
 	run := attackRun(t)
 	assertHonestFail(t, run, nativeTask, "planted-tests-dir")
 	nativeGraderRan(t, run, "planted-tests-dir")
-	assertHonestFail(t, run, harborTask, "planted-tests-dir")
+	assertTampered(t, assertHonestFail(t, run, harborTask, "planted-tests-dir"), tamper.KindVerifierFiles)
 }
 
 // python3, pytest or bash replaced in the agent's container (it is root

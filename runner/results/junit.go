@@ -69,6 +69,9 @@ func junitXML(rec *RunRecord, results []*Result) ([]byte, error) {
 			Time:      RoundSeconds(r.Finished.Sub(r.Started)),
 			SystemOut: fmt.Sprintf("outcome=%s %s cached=%t trial=%s", r.Outcome, RewardText(r), r.Cached, r.Trial),
 		}
+		if len(r.Tamper) > 0 {
+			c.SystemOut += "\ntamper: " + TamperText(r)
+		}
 		s := &doc.Suites[i]
 		switch {
 		case r.Outcome.Ungraded():

@@ -16,6 +16,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/tamper"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files from what the code produces")
@@ -134,6 +135,8 @@ func refusedSample() []*Result {
 func goldenResults() []*Result {
 	results := append(sampleResults(), refusedSample()...)
 	results[2].Rewards = map[string]float64{"correctness": 1, "performance": 0.5}
+	results[4].Tamper = []tamper.Finding{{Path: "/usr/bin/python3", Kind: tamper.KindTool, Evidence: "replaced"},
+		{Path: "/root/.bashrc", Kind: tamper.KindShellStartup, Evidence: "changed"}}
 	return results
 }
 

@@ -42,6 +42,7 @@ type RunRecord struct {
 	Refused        []suite.RefusedTask `json:"refused,omitempty"` // tasks that cannot run here, and why
 	Variants       []VariantStats      `json:"variants"`
 	Expectations   []string            `json:"expectations_failed,omitempty"` // trials whose variant's expectation failed
+	Tampered       []string            `json:"tampered,omitempty"`            // trials the tamper inspector flagged: "trial: kind path, ..."
 	ExitCode       int                 `json:"exit_code"`
 }
 
@@ -65,12 +66,14 @@ type TrialLine struct {
 	Rewards      map[string]float64 `json:"rewards,omitempty"` // every key of the reward file
 	Cached       bool               `json:"cached"`
 	Error        string             `json:"error,omitempty"`
+	Tamper       int                `json:"tamper,omitempty"` // tamper findings (result.json lists them)
 }
 
 // lineOf is a result's TrialLine.
 func lineOf(r *Result) TrialLine {
 	return TrialLine{Trial: r.Trial, TaskID: r.TaskID, Variant: r.Variant, Attempt: r.Attempt, Outcome: r.Outcome,
-		OutcomeClass: r.OutcomeClass, Reward: r.Reward, Rewards: r.Rewards, Cached: r.Cached, Error: r.Error}
+		OutcomeClass: r.OutcomeClass, Reward: r.Reward, Rewards: r.Rewards, Cached: r.Cached, Error: r.Error,
+		Tamper: len(r.Tamper)}
 }
 
 // TrialSummary is one trial's line in run.json.
@@ -102,12 +105,16 @@ func ReadRunRecord(dir string) (*RunRecord, error) {
 func FillRecord(rec *RunRecord, variants []suite.Variant, attempts int, results []*Result) {
 	rec.Trials = nil
 	rec.Expectations = nil
+	rec.Tampered = nil
 	infra := false
 	for _, r := range results {
 		rec.Trials = append(rec.Trials, TrialSummary{TrialLine: lineOf(r),
 			Started: r.Started, Finished: r.Finished, Seconds: RoundSeconds(r.Finished.Sub(r.Started))})
 		if r.Expectation != nil && !*r.Expectation {
 			rec.Expectations = append(rec.Expectations, r.Trial)
+		}
+		if len(r.Tamper) > 0 {
+			rec.Tampered = append(rec.Tampered, r.Trial+": "+TamperText(r))
 		}
 		infra = infra || r.Outcome == grader.OutcomeInfraError
 	}

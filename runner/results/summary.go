@@ -54,6 +54,9 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	if len(rec.Expectations) > 0 {
 		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rec.Expectations, ", "))
 	}
+	if len(rec.Tampered) > 0 {
+		fmt.Fprintf(w, "\ntampering flagged (result.json's tamper lists the evidence):\n  %s\n", strings.Join(rec.Tampered, "\n  "))
+	}
 	if len(rec.NotRun) > 0 {
 		fmt.Fprintf(w, "\n%d trials have no result (interrupted); finish them with: flightdeck run --resume %s\n", len(rec.NotRun), rec.RunID)
 	}
@@ -74,6 +77,9 @@ func cellText(ts []TrialSummary) string {
 		}
 		if keys := rewardsText(t.Rewards); keys != "" {
 			s += " " + keys
+		}
+		if t.Tamper > 0 {
+			s += " (tamper)"
 		}
 		if t.Cached {
 			s += " (cached)"

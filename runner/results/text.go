@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
@@ -42,6 +43,15 @@ func ExpectText(r *Result) string {
 		return fmt.Sprintf("  (expected %s)", r.Expect)
 	}
 	return ""
+}
+
+// TamperText lists a result's tamper findings, "kind path, ...".
+func TamperText(r *Result) string {
+	var parts []string
+	for _, f := range r.Tamper {
+		parts = append(parts, f.Kind+" "+f.Path)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // keysByValue is for stable output of counters.
