@@ -275,7 +275,11 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*sui
 					applies = append(applies, sp)
 				}
 			}
-			for a := 1; a <= cfg.Attempts; a++ {
+			attempts := cfg.Attempts
+			if v.Attempts > 0 {
+				attempts = v.Attempts
+			}
+			for a := 1; a <= attempts; a++ {
 				in.Attempt = a
 				out = append(out, &suite.Trial{
 					ID:   trialID(t.ID, v.Name, a),

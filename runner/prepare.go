@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostpath"
+	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -106,17 +108,28 @@ func fileExists(p string) bool {
 
 // verifyConfig is the configuration `flightdeck task verify` runs: the oracle
 // (expected to pass) and nop (expected to fail) on each task dir.
-func verifyConfig(ctx context.Context, dirs []string, opts suite.Options) (suite.Config, error) {
+func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo VerifyOptions) (suite.Config, error) {
+	if err := vo.check(); err != nil {
+		return suite.Config{}, err
+	}
+	repeat := vo.Repeat
+	if repeat == 0 {
+		repeat = DefaultRepeat
+	}
+	variants := []suite.Variant{{Name: suite.AgentOracle, Agent: suite.AgentOracle, Expect: suite.ExpectPassed, Attempts: repeat}}
+	if !slices.Contains(vo.Skip, audit.CheckNop) {
+		variants = append(variants, suite.Variant{Name: suite.AgentNop, Agent: suite.AgentNop, Expect: suite.ExpectFailed, Attempts: 1})
+	}
+	if !slices.Contains(vo.Skip, audit.CheckLive) {
+		// On a Harbor task the oracle is also graded from a snapshot: a
+		// task whose oracle passes only live needs live grading.
+		variants = append(variants, suite.Variant{Name: results.VerifySnapshot, Agent: suite.AgentOracle,
+			Grading: suite.GradingSnapshot, HarborOnly: true, Attempts: 1})
+	}
 	s := &suite.Suite{
-		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task verify"), Attempts: 1, Retries: 1,
+		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task verify"), Attempts: repeat, Retries: 1,
 		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results", Concurrency: runtime.NumCPU(),
-		Variants: []suite.Variant{
-			{Name: suite.AgentOracle, Agent: suite.AgentOracle, Expect: suite.ExpectPassed},
-			{Name: suite.AgentNop, Agent: suite.AgentNop, Expect: suite.ExpectFailed},
-			// On a Harbor task the oracle is also graded from a snapshot:
-			// a task whose oracle passes only live needs live grading.
-			{Name: results.VerifySnapshot, Agent: suite.AgentOracle, Grading: suite.GradingSnapshot, HarborOnly: true},
-		},
+		Variants: variants,
 	}
 	if opts.Results == "" {
 		opts.Results = suite.DefaultResultsDir(opts.Cwd)
@@ -130,9 +143,11 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options) (suite
 	return resolve(ctx, s, opts)
 }
 
-// PrepareVerify is Prepare for `flightdeck task verify`.
-func PrepareVerify(ctx context.Context, dirs []string, opts suite.Options) (Request, error) {
-	cfg, err := verifyConfig(ctx, dirs, opts)
+// PrepareVerify is Prepare for `flightdeck task verify`: the oracle
+// vo.Repeat times, nop once, and on a Harbor task the oracle graded from a
+// snapshot, less what vo.Skip leaves out; Runner.Audit judges the run.
+func PrepareVerify(ctx context.Context, dirs []string, opts suite.Options, vo VerifyOptions) (Request, error) {
+	cfg, err := verifyConfig(ctx, dirs, opts, vo)
 	if err != nil {
 		return Request{}, err
 	}

@@ -533,7 +533,7 @@ func TestPrepareRefusesWhatTheRunnerCannotDo(t *testing.T) {
 			assert.Equal(t, tc.field, r.Field)
 			assert.Contains(t, r.Rule, tc.want)
 
-			_, err = PrepareVerify(t.Context(), []string{task}, suite.Options{Cwd: dir, Results: filepath.Join(dir, "results")})
+			_, err = PrepareVerify(t.Context(), []string{task}, suite.Options{Cwd: dir, Results: filepath.Join(dir, "results")}, VerifyOptions{})
 			var ue *suite.UsageError
 			require.ErrorAs(t, err, &ue, "task verify still refuses before anything runs")
 			assert.Contains(t, err.Error(), tc.want)

@@ -344,3 +344,35 @@ func (p *planner) setLine(n int, text string) {
 	p.lines[n-1] = text
 	p.changed = true
 }
+
+// Instruction is one instruction of a Dockerfile as BuildKit's parser
+// reads it: its name in lower case, its flags (--from=x), its arguments
+// (heredocs' bodies appended) and the line it starts on.
+type Instruction struct {
+	Line  int
+	Cmd   string
+	Flags []string
+	Args  []string
+}
+
+// DockerfileInstructions lists a Dockerfile's instructions, for checks of
+// what it does (task verify's reproducibility and leak checks). A
+// Dockerfile the parser refuses is an error wrapping ErrDockerfile.
+func DockerfileInstructions(content []byte) ([]Instruction, error) {
+	res, err := parser.Parse(bytes.NewReader(content))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDockerfile, err)
+	}
+	var out []Instruction
+	for _, n := range res.AST.Children {
+		in := Instruction{Line: n.StartLine, Cmd: strings.ToLower(n.Value), Flags: n.Flags}
+		for a := n.Next; a != nil; a = a.Next {
+			in.Args = append(in.Args, a.Value)
+		}
+		for _, h := range n.Heredocs {
+			in.Args = append(in.Args, h.Content)
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}

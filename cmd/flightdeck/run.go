@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"github.com/flightdeck/flightdeck/runner"
+	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -102,7 +104,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 
 // execute runs a prepared request and prints the outcome: the summary (or
 // run.json with --json), or, when show is set, what show prints.
-func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, show func(io.Writer, *results.RunRecord) int) int {
+func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, show func(io.Writer, *runner.Runner, *results.RunRecord) int) int {
 	var opened []*sandbox.Docker
 	r := &runner.Runner{
 		Open: func(ctx context.Context) (sandbox.Engine, error) {
@@ -135,7 +137,7 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 	code := rec.ExitCode
 	switch {
 	case show != nil:
-		code = max(code, show(env.stdout, rec))
+		code = show(env.stdout, r, rec)
 	case asJSON:
 		results.WriteJSON(env.stdout, rec)
 	default:
@@ -158,13 +160,17 @@ func (f runFlags) options(env *cliEnv) suite.Options {
 }
 
 func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "task verify", "task verify DIR... [flags]", "flightdeck task verify tasks/smoke/semver")
+	fs := newFlags(env, "task verify", "task verify DIR... [flags]", "flightdeck task verify tasks/smoke/semver --repeat 5 --skip repro")
 	var f runFlags
+	var vo runner.VerifyOptions
 	fs.IntVarP(&f.jobs, "jobs", "j", 0, "trials at once (default: the number of CPUs)")
 	fs.BoolVar(&f.noCache, "no-cache", false, "run again even when results for the same task exist")
 	fs.BoolVar(&f.keep, "keep", false, "keep containers, snapshots and work dirs for debugging")
+	fs.BoolVar(&f.json, "json", false, "print the audit as JSON")
 	fs.StringVar(&f.resultsPath, "results", "", "results dir (default: the default suite's, else ./results)")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
+	fs.IntVar(&vo.Repeat, "repeat", runner.DefaultRepeat, "runs of the oracle (a task whose runs differ is flaky)")
+	fs.StringSliceVar(&vo.Skip, "skip", nil, "checks to leave out, comma-separated: "+strings.Join(audit.Checks, ", "))
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
@@ -172,15 +178,29 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "flightdeck task verify: name at least one task directory")
 		return exitUsage
 	}
+	if vo.Repeat < 1 {
+		fmt.Fprintf(env.stderr, "flightdeck task verify: --repeat %d: want 1 or more\n", vo.Repeat)
+		return exitUsage
+	}
 	opts := f.options(env)
 	opts.Retries = -1
-	req, err := runner.PrepareVerify(ctx, fs.Args(), opts)
+	req, err := runner.PrepareVerify(ctx, fs.Args(), opts, vo)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck task verify: %v\n", err)
 		return exitUsage
 	}
-	return execute(ctx, env, req, false, func(w io.Writer, rec *results.RunRecord) int {
-		if results.WriteVerify(w, rec) {
+	return execute(ctx, env, req, false, func(w io.Writer, r *runner.Runner, rec *results.RunRecord) int {
+		rep, err := r.Audit(ctx, req, rec, vo)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck task verify: %v\n", err)
+			return exitFindings
+		}
+		if f.json {
+			audit.WriteJSON(w, rep)
+		} else {
+			audit.Write(w, rep)
+		}
+		if rep.OK() {
 			return exitOK
 		}
 		return exitFindings

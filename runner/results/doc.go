@@ -2,7 +2,7 @@
 // it: a trial's result.json (Result, ReadResult), the run's run.json
 // (RunRecord, ReadRunRecord, FillRecord), junit.xml (WriteJUnit), reports
 // (LoadReport, WriteReport, RecordVerdict), per-variant stats, the run's
-// summary (WriteSummary) and task verify's verdict (WriteVerify).
+// summary (WriteSummary); task verify's audit is runner/audit.
 //
 // # Results
 //

@@ -86,6 +86,10 @@ type Variant struct {
 	// HarborOnly runs the variant on tasks graded Harbor's way only (task
 	// verify's snapshot run of the oracle); suite files cannot set it.
 	HarborOnly bool `json:"-"`
+	// Attempts, when set, replaces the suite's attempts for this variant
+	// (task verify runs the oracle K times, nop once); suite files cannot
+	// set it.
+	Attempts int `json:"-"`
 }
 
 // Grading modes a variant can ask for (Variant.Grading).

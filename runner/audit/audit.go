@@ -1,0 +1,329 @@
+// Package audit judges a task from what `flightdeck task verify` ran and
+// read: the oracle's rewards over K runs, nop's, the oracle graded from a
+// snapshot, the phases' times against the task's timeouts, files of tests/
+// and solution/ where the agent works, and its Dockerfile. Each check gives
+// a status with its evidence; a failed check fails the task.
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/results"
+)
+
+// Status is how a check ended.
+type Status string
+
+// The statuses: a warning does not fail the task.
+const (
+	OK      Status = "ok"
+	Warn    Status = "warn"
+	Fail    Status = "FAIL"
+	Skipped Status = "skipped"
+)
+
+// The checks, in the order they are reported.
+const (
+	CheckOracle   = "oracle"   // the oracle scores 1 on every run
+	CheckNop      = "nop"      // nop scores below 1 (else the tests are weak)
+	CheckFlaky    = "flaky"    // the oracle's runs agree
+	CheckLive     = "live"     // the oracle passes graded from a snapshot too
+	CheckLeaks    = "leaks"    // no file of tests/ or solution/ where the agent works
+	CheckHeadroom = "headroom" // the oracle's phases within half their timeouts
+	CheckRepro    = "repro"    // the Dockerfile pins what it installs
+)
+
+// Checks are every check's name; each can be skipped.
+var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckLeaks, CheckHeadroom, CheckRepro}
+
+// Check is one check's verdict.
+type Check struct {
+	Name     string `json:"name"`
+	Status   Status `json:"status"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// Task is one task's audit.
+type Task struct {
+	Task   string  `json:"task"`
+	Dir    string  `json:"dir"`
+	Checks []Check `json:"checks"`
+}
+
+// Failed reports whether a check failed.
+func (t Task) Failed() bool {
+	return slices.ContainsFunc(t.Checks, func(c Check) bool { return c.Status == Fail })
+}
+
+// Report is a verify run's audit.
+type Report struct {
+	RunID   string   `json:"run_id"`
+	Repeat  int      `json:"repeat"`
+	Skipped []string `json:"skipped,omitempty"`
+	Tasks   []Task   `json:"tasks"`
+	// NotRun are trials with no result (the run was interrupted).
+	NotRun []string `json:"not_run,omitempty"`
+}
+
+// OK reports whether every task passed every check it ran.
+func (r *Report) OK() bool {
+	return len(r.NotRun) == 0 && !slices.ContainsFunc(r.Tasks, Task.Failed)
+}
+
+// Input is what one task's audit reads.
+type Input struct {
+	Task, Dir string
+	Oracle    []*results.Result // the oracle's runs, in order
+	Nop       *results.Result
+	Snapshot  *results.Result // the oracle graded from a snapshot; nil for a native task
+	// Leaks are where files of tests/ or solution/ were found (the
+	// environment, the Dockerfile, the image); LeakErr why they could not
+	// all be looked for.
+	Leaks   []string
+	LeakErr error
+	// Repro are the Dockerfile's reproducibility warnings; ReproErr why it
+	// could not be read.
+	Repro    []string
+	ReproErr error
+	Skip     map[string]bool
+}
+
+// Audit runs every check not skipped over one task's input.
+func Audit(in Input) Task {
+	out := Task{Task: in.Task, Dir: in.Dir}
+	for _, name := range Checks {
+		c := Check{Name: name, Status: Skipped}
+		if !in.Skip[name] {
+			c.Status, c.Evidence = check(name, in)
+		}
+		out.Checks = append(out.Checks, c)
+	}
+	return out
+}
+
+func check(name string, in Input) (Status, string) {
+	switch name {
+	case CheckOracle:
+		return oracleCheck(in.Oracle)
+	case CheckNop:
+		return nopCheck(in.Nop)
+	case CheckFlaky:
+		return flakyCheck(in.Oracle)
+	case CheckLive:
+		return liveCheck(in.Oracle, in.Snapshot)
+	case CheckLeaks:
+		return listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
+	case CheckHeadroom:
+		return headroomCheck(in.Oracle)
+	case CheckRepro:
+		return listCheck(in.Repro, in.ReproErr, Warn, "the Dockerfile pins its base and what it installs")
+	}
+	return Skipped, ""
+}
+
+func oracleCheck(runs []*results.Result) (Status, string) {
+	if len(runs) == 0 {
+		return Fail, "the oracle did not run"
+	}
+	passed := 0
+	for _, r := range runs {
+		if r.Outcome == grader.OutcomePassed && r.Reward != nil && *r.Reward >= 1 {
+			passed++
+		}
+	}
+	ev := fmt.Sprintf("passed %d of %d runs: %s", passed, len(runs), rewardsText(runs))
+	if passed < len(runs) {
+		if e := firstError(runs); e != "" {
+			ev += "; " + e
+		}
+		return Fail, ev
+	}
+	return OK, ev
+}
+
+func nopCheck(r *results.Result) (Status, string) {
+	switch {
+	case r == nil:
+		return Fail, "nop did not run"
+	case r.Outcome.Ungraded():
+		return Fail, "nop was not graded: " + text.OneLine(r.Error, 160)
+	case r.Reward != nil && *r.Reward >= 1:
+		return Fail, fmt.Sprintf("weak tests: the empty attempt scores %g", *r.Reward)
+	}
+	return OK, "the empty attempt scores " + rewardsText([]*results.Result{r})
+}
+
+// flakyCheck fails when the oracle's graded runs do not agree: their
+// rewards, and the grader's counts where its RESULT line gave them.
+func flakyCheck(runs []*results.Result) (Status, string) {
+	var graded []*results.Result
+	for _, r := range runs {
+		if !r.Outcome.Ungraded() {
+			graded = append(graded, r)
+		}
+	}
+	if len(graded) < 2 {
+		return Skipped, fmt.Sprintf("%d graded run(s): --repeat 2 or more tells", len(graded))
+	}
+	same := true
+	for _, r := range graded[1:] {
+		same = same && rewardText(r) == rewardText(graded[0]) && r.Outcome == graded[0].Outcome
+	}
+	if same {
+		return OK, fmt.Sprintf("%d runs agree: %s", len(graded), rewardText(graded[0]))
+	}
+	var parts []string
+	for _, r := range graded {
+		s := rewardText(r)
+		if r.Summary != nil && r.Summary.Total > 0 {
+			s += fmt.Sprintf(" (%d/%d)", r.Summary.Passed, r.Summary.Total)
+		}
+		parts = append(parts, s)
+	}
+	return Fail, "flaky: the oracle's runs differ: " + strings.Join(parts, ", ")
+}
+
+func liveCheck(runs []*results.Result, snap *results.Result) (Status, string) {
+	if snap == nil {
+		return Skipped, "graded in a fresh container already (native)"
+	}
+	if len(runs) == 0 || runs[0].Outcome != grader.OutcomePassed {
+		return Skipped, "the oracle does not pass live"
+	}
+	if snap.Outcome == grader.OutcomePassed {
+		return OK, "the oracle passes graded from a snapshot too"
+	}
+	ev := "needs live grading: the oracle passes live, and from a snapshot " + rewardsText([]*results.Result{snap})
+	if p := runs[0].GradePhase.AgentProcesses; len(p) > 0 {
+		ev += "; processes it left running for the verifier: " + text.OneLine(strings.Join(p, "; "), 200)
+	}
+	return Warn, ev
+}
+
+// headroomCheck warns when the oracle's agent phase or grade used more
+// than half its timeout (the slowest run counts).
+func headroomCheck(runs []*results.Result) (Status, string) {
+	var agentMax, gradeMax float64
+	var agentTO, gradeTO float64
+	for _, r := range runs {
+		agentTO, gradeTO = r.AgentPhase.Timeout, r.GradePhase.Timeout
+		for _, p := range r.Phases {
+			switch p.Name {
+			case "agent":
+				agentMax = max(agentMax, p.Seconds)
+			case "grade":
+				gradeMax = max(gradeMax, p.Seconds)
+			}
+		}
+	}
+	if len(runs) == 0 {
+		return Skipped, "the oracle did not run"
+	}
+	var warn []string
+	ev := []string{fmt.Sprintf("agent %.1fs of %s", agentMax, limitText(agentTO)), fmt.Sprintf("verifier %.1fs of %s", gradeMax, limitText(gradeTO))}
+	if agentTO > 0 && agentMax > agentTO/2 {
+		warn = append(warn, "the oracle's agent phase used more than half its timeout")
+	}
+	if gradeTO > 0 && gradeMax > gradeTO/2 {
+		warn = append(warn, "the verifier used more than half its timeout")
+	}
+	s := strings.Join(ev, ", ") + " (memory is not measured)"
+	if len(warn) > 0 {
+		return Warn, strings.Join(warn, "; ") + ": " + s
+	}
+	return OK, s
+}
+
+func limitText(sec float64) string {
+	if sec <= 0 {
+		return "no limit"
+	}
+	return fmt.Sprintf("%gs", sec)
+}
+
+func listCheck(items []string, err error, bad Status, clean string) (Status, string) {
+	if err != nil {
+		return Fail, "not checked: " + err.Error()
+	}
+	if len(items) == 0 {
+		return OK, clean
+	}
+	return bad, strings.Join(items, "; ")
+}
+
+func rewardText(r *results.Result) string {
+	if r.Reward == nil {
+		return "no reward"
+	}
+	return fmt.Sprintf("%g", *r.Reward)
+}
+
+func rewardsText(runs []*results.Result) string {
+	var parts []string
+	for _, r := range runs {
+		parts = append(parts, rewardText(r))
+	}
+	return "reward " + strings.Join(parts, ", ")
+}
+
+func firstError(runs []*results.Result) string {
+	for _, r := range runs {
+		if r.Error != "" {
+			return text.OneLine(r.Error, 160)
+		}
+	}
+	return ""
+}
+
+// Write prints the audit: per task a verdict line and one line per check,
+// then, for several tasks, a table of task × check.
+func Write(w io.Writer, r *Report) {
+	for _, t := range r.Tasks {
+		verdict := "ok"
+		if t.Failed() {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "%-4s %s (%s)\n", verdict, t.Task, t.Dir)
+		for _, c := range t.Checks {
+			if c.Status == Skipped && r.skipped(c.Name) {
+				continue
+			}
+			fmt.Fprintf(w, "     %-8s %-7s %s\n", c.Name, c.Status, c.Evidence)
+		}
+	}
+	for _, id := range r.NotRun {
+		fmt.Fprintf(w, "FAIL %s: no result (interrupted)\n", id)
+	}
+	if len(r.Tasks) > 1 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "task\t%s\n", strings.Join(Checks, "\t"))
+		for _, t := range r.Tasks {
+			row := []string{t.Task}
+			for _, c := range t.Checks {
+				row = append(row, string(c.Status))
+			}
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+		}
+		tw.Flush()
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "skipped: %s (--skip)\n", strings.Join(r.Skipped, ", "))
+	}
+}
+
+func (r *Report) skipped(name string) bool { return slices.Contains(r.Skipped, name) }
+
+// WriteJSON prints the audit as JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

@@ -1,0 +1,158 @@
+package audit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/sandbox"
+)
+
+func run(outcome grader.Outcome, reward float64) *results.Result {
+	return &results.Result{Outcome: outcome, Reward: &reward}
+}
+
+func statusOf(t Task, name string) Check {
+	for _, c := range t.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return Check{}
+}
+
+func TestAuditChecks(t *testing.T) {
+	pass, fail := run(grader.OutcomePassed, 1), run(grader.OutcomeFailed, 0)
+	tests := []struct {
+		name  string
+		in    Input
+		check string
+		want  Status
+		ev    string
+	}{
+		{"oracle passes every run", Input{Oracle: []*results.Result{pass, pass}}, CheckOracle, OK, "passed 2 of 2 runs"},
+		{"oracle fails a run", Input{Oracle: []*results.Result{pass, fail}}, CheckOracle, Fail, "passed 1 of 2 runs: reward 1, 0"},
+		{"flaky", Input{Oracle: []*results.Result{pass, fail, pass}}, CheckFlaky, Fail, "the oracle's runs differ: 1, 0, 1"},
+		{"one run cannot tell", Input{Oracle: []*results.Result{pass}}, CheckFlaky, Skipped, "--repeat 2"},
+		{"an infra error is not a difference", Input{Oracle: []*results.Result{pass, {Outcome: grader.OutcomeInfraError}, pass}}, CheckFlaky, OK, "2 runs agree"},
+		{"weak tests", Input{Nop: pass}, CheckNop, Fail, "weak tests"},
+		{"nop fails", Input{Nop: fail}, CheckNop, OK, "reward 0"},
+		{"needs live grading", Input{Oracle: []*results.Result{pass}, Snapshot: fail}, CheckLive, Warn, "needs live grading"},
+		{"native: nothing to compare", Input{Oracle: []*results.Result{pass}}, CheckLive, Skipped, "native"},
+		{"leaks", Input{Leaks: []string{"tests/x is in the image at /x"}}, CheckLeaks, Fail, "tests/x is in the image at /x"},
+		{"repro warns", Input{Repro: []string{"Dockerfile:1: FROM x: no tag"}}, CheckRepro, Warn, "no tag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := statusOf(Audit(tt.in), tt.check)
+			assert.Equal(t, tt.want, c.Status, c.Evidence)
+			assert.Contains(t, c.Evidence, tt.ev)
+		})
+	}
+}
+
+func TestHeadroom(t *testing.T) {
+	r := run(grader.OutcomePassed, 1)
+	r.AgentPhase.Timeout, r.GradePhase.Timeout = 10, 100
+	r.Phases = []results.Phase{{Name: "agent", Seconds: 6}, {Name: "grade", Seconds: 20}}
+	st, ev := headroomCheck([]*results.Result{r})
+	assert.Equal(t, Warn, st)
+	assert.Contains(t, ev, "agent 6.0s of 10s, verifier 20.0s of 100s")
+	r.Phases[0].Seconds = 4
+	st, _ = headroomCheck([]*results.Result{r})
+	assert.Equal(t, OK, st)
+}
+
+// A skipped check says so, and a failed one fails the task and the report.
+func TestSkipAndWrite(t *testing.T) {
+	task := Audit(Input{Task: "x", Dir: "/t/x", Oracle: []*results.Result{run(grader.OutcomePassed, 1)}, Nop: run(grader.OutcomeFailed, 1),
+		Skip: map[string]bool{CheckRepro: true}})
+	assert.Equal(t, Skipped, statusOf(task, CheckRepro).Status)
+	assert.True(t, task.Failed())
+	rep := &Report{Tasks: []Task{task, {Task: "y", Checks: []Check{{Name: CheckOracle, Status: OK}}}}, Skipped: []string{CheckRepro}}
+	assert.False(t, rep.OK())
+	var buf bytes.Buffer
+	Write(&buf, rep)
+	out := buf.String()
+	assert.Contains(t, out, "FAIL x (/t/x)\n")
+	assert.NotContains(t, out, "repro    skipped")
+	assert.Contains(t, out, "skipped: repro (--skip)")
+	assert.True(t, strings.Contains(out, "task  oracle"), out)
+}
+
+func TestReproducibility(t *testing.T) {
+	df := `FROM python AS build
+FROM build
+FROM ubuntu:latest
+FROM debian:bookworm@sha256:abc
+FROM python:3.12-slim
+ARG BASE=x
+FROM $BASE
+RUN apt-get update && apt-get install -y --no-install-recommends git curl=7.88 \
+    python3
+RUN pip install requests==2.31 flask -r req.txt ./local
+RUN python3 -m pip install numpy
+RUN curl -fsSL https://example.com/install.sh | sh
+RUN apt-get install -y -o Dpkg::Options::=--force-confnew vim=2:9
+`
+	instrs, err := sandbox.DockerfileInstructions([]byte(df))
+	if !assert.NoError(t, err) {
+		return
+	}
+	got := Reproducibility("Dockerfile", instrs)
+	assert.Equal(t, []string{
+		"Dockerfile:1: FROM python: no tag (latest)",
+		"Dockerfile:3: FROM ubuntu:latest: tagged latest",
+		"Dockerfile:8: apt packages without a version: git python3",
+		"Dockerfile:10: pip packages without a version: flask",
+		"Dockerfile:11: pip packages without a version: numpy",
+		"Dockerfile:12: a script is piped from the network into a shell (curl|sh)",
+	}, got)
+}
+
+func TestDockerfileLeaks(t *testing.T) {
+	instrs, err := sandbox.DockerfileInstructions([]byte("FROM x:1\nCOPY app/ /app/\nCOPY ./tests /opt/t\nADD solution/solve.sh /s.sh\nCOPY --from=build /tests /tests\n"))
+	if !assert.NoError(t, err) {
+		return
+	}
+	assert.Equal(t, []string{
+		"Dockerfile:3: COPY copies ./tests into the image",
+		"Dockerfile:4: ADD copies solution/solve.sh into the image",
+	}, DockerfileLeaks("Dockerfile", instrs))
+}
+
+// A copy of a hidden file in the build context is found by content, under
+// any name; files too small to mean anything are left out.
+func TestEnvironmentLeaks(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("tests/test_x.py", "def test_x():\n    assert answer() == 42\n")
+	write("tests/__init__.py", "")
+	write("solution/solve.sh", "echo 42 > /app/answer.txt\n")
+	write("environment/Dockerfile", "FROM x:1\n")
+	write("environment/app/renamed.py", "def test_x():\n    assert answer() == 42\n")
+	write("environment/app/empty.py", "")
+	hidden, err := HiddenFiles(dir, "tests", "solution", "missing")
+	if !assert.NoError(t, err) {
+		return
+	}
+	assert.Len(t, hidden, 2)
+	leaks, err := EnvironmentLeaks(dir, hidden)
+	assert.NoError(t, err)
+	assert.Equal(t, []string{"tests/test_x.py is in the build context as environment/app/renamed.py"}, leaks)
+	assert.Equal(t, []int64{26, 40}, hidden.Sizes(dir))
+}
