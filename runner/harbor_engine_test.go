@@ -18,6 +18,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/tamper"
 )
 
 // Harbor compatibility on the real engine: the Harbor fixture dataset
@@ -57,6 +58,12 @@ type harborExpectedTask struct {
 	// SnapshotOracle is the oracle's reward under grading: snapshot
 	// where it differs from live grading.
 	SnapshotOracle *float64 `json:"snapshot_oracle"`
+	// Tamper are the kinds of the tamper inspector's findings on the
+	// oracle's trial (the snapshot variant's, less reward-writer, which
+	// only a live grade shows); none for an honest task.
+	Tamper []string `json:"tamper"`
+	// TamperNote, when set, is why the oracle's trial is not inspected.
+	TamperNote string `json:"tamper_note"`
 	// Mode is how the oracle and nop trials are graded: "live" unless
 	// "separate" (a separate verifier, which the snapshot variant keeps).
 	Mode string `json:"mode"`
@@ -91,6 +98,34 @@ func imagesYAML(m map[string]string) string {
 		parts = append(parts, fmt.Sprintf("%q: %q", k, m[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// checkHarborTamper checks the tamper inspector's verdict on a trial: the
+// kinds of its findings (none on an honest task), and that it ran, except
+// for a separate verifier (its own image grades) or a noted reason.
+func checkHarborTamper(t *testing.T, r *results.Result, want harborExpectedTask, kinds []string) {
+	t.Helper()
+	got := []string{}
+	for _, f := range r.Tamper {
+		if !slices.Contains(got, f.Kind) {
+			got = append(got, f.Kind)
+		}
+	}
+	slices.Sort(got)
+	kinds = slices.Sorted(slices.Values(append([]string{}, kinds...)))
+	assert.Equal(t, kinds, got, "%s: tamper findings %+v", r.Trial, r.Tamper)
+	switch {
+	case want.Mode == "separate":
+		assert.Nil(t, r.TamperCheck, "%s: a separate verifier's task is not inspected", r.Trial)
+	case want.TamperNote != "":
+		if assert.NotNil(t, r.TamperCheck, r.Trial) {
+			assert.Equal(t, want.TamperNote, r.TamperCheck.Note, r.Trial)
+		}
+	default:
+		if assert.NotNil(t, r.TamperCheck, "%s: inspected", r.Trial) {
+			assert.True(t, r.TamperCheck.Checked, "%s: %s", r.Trial, r.TamperCheck.Note)
+		}
+	}
 }
 
 // The fixture dataset, run as --path would run it, with the oracle and nop.
@@ -154,6 +189,11 @@ func checkHarborFixtureTask(t *testing.T, rec *results.RunRecord, res map[string
 		if assert.NotNil(t, snap.Reward, "snapshot: %s", snap.Error) && wantSnap != nil {
 			assert.Equal(t, *wantSnap, *snap.Reward, "the oracle graded from a snapshot")
 		}
+	}
+
+	checkHarborTamper(t, oracle, want, want.Tamper)
+	if snap := res[name+"__snapshot__1"]; snap != nil {
+		checkHarborTamper(t, snap, want, slices.DeleteFunc(slices.Clone(want.Tamper), func(k string) bool { return k == tamper.KindRewardWriter }))
 	}
 
 	wantOutcome := want.OracleOutcome

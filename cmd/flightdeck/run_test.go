@@ -165,9 +165,11 @@ func writeJSONFile(t *testing.T, path string, v any) {
 func TestTaskVerify(t *testing.T) {
 	runEngine(t)
 	dir := t.TempDir()
-	code, out, stderr := runCLI(t, dir, "task", "verify", "--results", filepath.Join(dir, "results"), mustAbs(t, filepath.Join(runFixtures, "script")))
+	code, out, stderr := runCLI(t, dir, "task", "verify", "--repeat", "1", "--results", filepath.Join(dir, "results"), mustAbs(t, filepath.Join(runFixtures, "script")))
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", out, stderr)
-	assert.Contains(t, out, "ok   script: oracle reward 1 (passed), nop reward 0 (failed)")
+	assert.Contains(t, out, "ok   script (")
+	assert.Regexp(t, `(?m)^ +oracle +ok +passed 1 of 1 runs: reward 1$`, out)
+	assert.Regexp(t, `(?m)^ +nop +ok +the empty attempt scores reward 0$`, out)
 }
 
 func mustAbs(t *testing.T, p string) string {

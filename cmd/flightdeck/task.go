@@ -10,7 +10,7 @@ func runTask(ctx context.Context, env *cliEnv, args []string) int {
 		{"new", "write a new task from the template", runTaskNew},
 		{"check", "check task directories and report every finding", runTaskCheck},
 		{"digest", "print (or --write) a task's digests", runTaskDigest},
-		{"verify", "run oracle and nop: the oracle must pass, nop must fail", runTaskVerify},
+		{"verify", "audit tasks: the oracle passes every run, nop fails, no leaks, flaky or weak tests", runTaskVerify},
 		{"import-aidlc", "convert an ai-dlc suite into tasks, specs and a suite file", runTaskImportAidlc},
 	}
 	return group{name: "flightdeck task", word: "subcommand", subs: subs,
