@@ -6,8 +6,9 @@
 //
 // The CLI-facing API: Prepare, PrepareResume and
 // PrepareVerify make a Request from a suite file and the command line's
-// options; Runner.Run runs it and returns its results.RunRecord; TaskDirs
-// lists a suite's task directories; NewRunID names a run.
+// options; Runner.Run runs it and returns its results.RunRecord;
+// Runner.Audit judges a verify run (runner/audit); TaskDirs lists a
+// suite's task directories; NewRunID names a run.
 //
 // # A trial
 //
@@ -26,6 +27,10 @@
 //	agent     the agent's container, with the work dir bind-mounted at the
 //	          same path; the agent's timeout kills it
 //	evidence  diff.files, diff.patch and events.jsonl (see below)
+//	inspect   Harbor's model, beside the evidence: the tamper inspector
+//	          (inspect.go, runner/tamper) lists what the agent changed in
+//	          its container outside the work dir and flags changes to the
+//	          verifier's machinery
 //	grade     native tasks: grader.Run from the pristine task image with the
 //	          work dir mounted read-only; Harbor tasks: grader.RunLive in the
 //	          agent's own container, still running (live.go: Harbor's
