@@ -126,6 +126,10 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 		variants = append(variants, suite.Variant{Name: results.VerifySnapshot, Agent: suite.AgentOracle,
 			Grading: suite.GradingSnapshot, HarborOnly: true, Attempts: 1})
 	}
+	if !slices.Contains(vo.Skip, audit.CheckEnv) {
+		variants = append(variants, suite.Variant{Name: results.VerifyEnv, Agent: suite.AgentOracle,
+			Env: results.VerifyEnvVars, Attempts: 1})
+	}
 	s := &suite.Suite{
 		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task verify"), Attempts: repeat, Retries: 1,
 		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results", Concurrency: runtime.NumCPU(),

@@ -65,7 +65,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 	}
 	var eng sandbox.Engine
 	for _, t := range req.Tasks {
-		in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip}
+		in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars}
 		for _, res := range byTask[t.ID] {
 			switch res.Variant {
 			case suite.AgentOracle:
@@ -74,6 +74,8 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 				in.Nop = res
 			case results.VerifySnapshot:
 				in.Snapshot = res
+			case results.VerifyEnv:
+				in.EnvRun = res
 			}
 		}
 		instrs, dfErr := taskDockerfile(t)

@@ -255,6 +255,12 @@ func (a *Session) solve(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	env = append(env, "DEBIAN_FRONTEND=noninteractive")
+	// The variant's env: task verify's run of the oracle under another
+	// time zone, locale and hash seed.
+	v := a.Trial.Variant
+	for _, k := range slices.Sorted(maps.Keys(v.Env)) {
+		env = append(env, k+"="+v.Env[k])
+	}
 	out := ""
 	if a.OutputDir != "" {
 		out = filepath.Join(a.OutputDir, harbor.OracleOutput)

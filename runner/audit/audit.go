@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -35,13 +36,14 @@ const (
 	CheckNop      = "nop"      // nop scores below 1 (else the tests are weak)
 	CheckFlaky    = "flaky"    // the oracle's runs agree
 	CheckLive     = "live"     // the oracle passes graded from a snapshot too
+	CheckEnv      = "env"      // the oracle's reward holds under another TZ, locale and hash seed
 	CheckLeaks    = "leaks"    // no file of tests/ or solution/ where the agent works
 	CheckHeadroom = "headroom" // the oracle's phases within half their timeouts
 	CheckRepro    = "repro"    // the Dockerfile pins what it installs
 )
 
 // Checks are every check's name; each can be skipped.
-var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckLeaks, CheckHeadroom, CheckRepro}
+var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckEnv, CheckLeaks, CheckHeadroom, CheckRepro}
 
 // Check is one check's verdict.
 type Check struct {
@@ -83,6 +85,10 @@ type Input struct {
 	Oracle    []*results.Result // the oracle's runs, in order
 	Nop       *results.Result
 	Snapshot  *results.Result // the oracle graded from a snapshot; nil for a native task
+	// EnvRun is the oracle run under another time zone, locale and hash
+	// seed (EnvVars).
+	EnvRun  *results.Result
+	EnvVars map[string]string
 	// Leaks are where files of tests/ or solution/ were found (the
 	// environment, the Dockerfile, the image); LeakErr why they could not
 	// all be looked for.
@@ -118,6 +124,8 @@ func check(name string, in Input) (Status, string) {
 		return flakyCheck(in.Oracle)
 	case CheckLive:
 		return liveCheck(in.Oracle, in.Snapshot)
+	case CheckEnv:
+		return envCheck(in.Oracle, in.EnvRun, in.EnvVars)
 	case CheckLeaks:
 		return listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
 	case CheckHeadroom:
@@ -205,6 +213,26 @@ func liveCheck(runs []*results.Result, snap *results.Result) (Status, string) {
 		ev += "; processes it left running for the verifier: " + text.OneLine(strings.Join(p, "; "), 200)
 	}
 	return Warn, ev
+}
+
+// envCheck fails when the oracle's reward under another environment
+// differs from its first run's.
+func envCheck(runs []*results.Result, env *results.Result, vars map[string]string) (Status, string) {
+	if env == nil || len(runs) == 0 {
+		return Skipped, "the oracle did not run under another environment"
+	}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		kv = append(kv, k+"="+vars[k])
+	}
+	under := strings.Join(kv, " ")
+	if env.Outcome.Ungraded() || runs[0].Outcome.Ungraded() {
+		return Skipped, "a run was not graded"
+	}
+	if rewardText(env) == rewardText(runs[0]) {
+		return OK, "the same reward under " + under
+	}
+	return Fail, fmt.Sprintf("environment sensitivity: under %s the oracle scores %s, otherwise %s", under, rewardText(env), rewardText(runs[0]))
 }
 
 // headroomCheck warns when the oracle's agent phase or grade used more

@@ -45,6 +45,9 @@ func TestAuditChecks(t *testing.T) {
 		{"nop fails", Input{Nop: fail}, CheckNop, OK, "reward 0"},
 		{"needs live grading", Input{Oracle: []*results.Result{pass}, Snapshot: fail}, CheckLive, Warn, "needs live grading"},
 		{"native: nothing to compare", Input{Oracle: []*results.Result{pass}}, CheckLive, Skipped, "native"},
+		{"environment sensitivity", Input{Oracle: []*results.Result{pass}, EnvRun: fail, EnvVars: map[string]string{"TZ": "UTC-14", "LANG": "C.UTF-8"}}, CheckEnv, Fail,
+			"under LANG=C.UTF-8 TZ=UTC-14 the oracle scores 0, otherwise 1"},
+		{"the same reward elsewhere", Input{Oracle: []*results.Result{pass}, EnvRun: pass}, CheckEnv, OK, "the same reward"},
 		{"leaks", Input{Leaks: []string{"tests/x is in the image at /x"}}, CheckLeaks, Fail, "tests/x is in the image at /x"},
 		{"repro warns", Input{Repro: []string{"Dockerfile:1: FROM x: no tag"}}, CheckRepro, Warn, "no tag"},
 	}

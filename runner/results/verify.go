@@ -3,3 +3,12 @@ package results
 // VerifySnapshot is task verify's variant that grades the oracle from a
 // snapshot of its container.
 const VerifySnapshot = "oracle-snapshot"
+
+// VerifyEnv is task verify's variant that runs the oracle under another
+// time zone, locale and hash seed (VerifyEnvVars).
+const VerifyEnv = "oracle-env"
+
+// VerifyEnvVars are the oracle's environment in the VerifyEnv variant: a
+// time zone 14 hours ahead of UTC (a POSIX TZ, which needs no tzdata), a
+// UTF-8 locale and a fixed hash seed.
+var VerifyEnvVars = map[string]string{"TZ": "UTC-14", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "4242"}
