@@ -38,6 +38,10 @@ type keyInput struct {
 	// RewardKey is the suite's reward_key: (the key of reward.json that
 	// decides the reward).
 	RewardKey string `json:"reward_key,omitempty"`
+	// Tamper is what a flagged trial becomes ("fail" changes its outcome).
+	Tamper string `json:"tamper,omitempty"`
+	// VerifierOffline grades with no network in the verifier's phase.
+	VerifierOffline bool `json:"verifier_offline,omitempty"`
 }
 
 // cacheDirName is the results dir's subdirectory of cache pointers.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/tamper"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -419,6 +421,11 @@ func assertAgentsTask(t *testing.T, rec *results.RunRecord, res map[string]*resu
 	// way the planted reward never counts. The work dir has no .git of
 	// flightdeck's.
 	assert.NotEmpty(t, plant.GradePhase.AgentProcesses, task)
+	// Whatever the watch saw, the tamper inspector flags the rewards
+	// planted in /logs/verifier before the verifier ran.
+	assert.True(t, slices.ContainsFunc(plant.Tamper, func(f tamper.Finding) bool {
+		return f.Kind == tamper.KindVerifierFiles && f.Path == "/logs/verifier/reward.txt"
+	}), "%s: %+v", task, plant.Tamper)
 	if plant.Reward != nil {
 		assert.Equal(t, 0.0, *plant.Reward, "%s: a planted reward never counts", task)
 		t.Logf("%s: the loop the agent left wrote nothing while the reward dir was watched", task)

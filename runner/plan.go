@@ -238,8 +238,18 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*sui
 			if v.HarborOnly && t.Native() {
 				continue
 			}
+			if v.VerifierOffline {
+				// Only a verifier with a network can need it.
+				if p, err := harbor.PolicyFor(t.Config, harbor.NetVerifier); err != nil || p.Mode == harbor.NetworkNone {
+					continue
+				}
+			}
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: v.Env,
-				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey}
+				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
+				VerifierOffline: v.VerifierOffline}
+			if v.Tamper == suite.TamperFail {
+				in.Tamper = v.Tamper
+			}
 			if !t.Native() || v.Grading != "" {
 				in.Model = harborModel
 			}

@@ -126,6 +126,10 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 		variants = append(variants, suite.Variant{Name: results.VerifySnapshot, Agent: suite.AgentOracle,
 			Grading: suite.GradingSnapshot, HarborOnly: true, Attempts: 1})
 	}
+	if !slices.Contains(vo.Skip, audit.CheckNetwork) {
+		variants = append(variants, suite.Variant{Name: results.VerifyOffline, Agent: suite.AgentOracle,
+			HarborOnly: true, VerifierOffline: true, Attempts: 1})
+	}
 	if !slices.Contains(vo.Skip, audit.CheckEnv) {
 		variants = append(variants, suite.Variant{Name: results.VerifyEnv, Agent: suite.AgentOracle,
 			Env: results.VerifyEnvVars, Attempts: 1})

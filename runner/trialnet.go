@@ -44,7 +44,7 @@ func newTrialNet(a *trialAttempt, native bool) (*trialNet, error) {
 	if n.agentPol, err = harbor.PolicyFor(task.Config, harbor.NetAgent); err != nil {
 		return nil, fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)
 	}
-	if native {
+	if native || a.t.Variant.VerifierOffline {
 		n.graderPol = harbor.Policy{Mode: harbor.NetworkNone}
 	} else if n.graderPol, err = harbor.PolicyFor(task.Config, harbor.NetVerifier); err != nil {
 		return nil, fmt.Errorf("%s: %w", task.Path(tasks.TaskFile), err)

@@ -76,6 +76,8 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 				in.Snapshot = res
 			case results.VerifyEnv:
 				in.EnvRun = res
+			case results.VerifyOffline:
+				in.Offline = res
 			}
 		}
 		instrs, dfErr := taskDockerfile(t)

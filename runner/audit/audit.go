@@ -37,13 +37,14 @@ const (
 	CheckFlaky    = "flaky"    // the oracle's runs agree
 	CheckLive     = "live"     // the oracle passes graded from a snapshot too
 	CheckEnv      = "env"      // the oracle's reward holds under another TZ, locale and hash seed
+	CheckNetwork  = "network"  // the oracle's reward holds with the verifier offline
 	CheckLeaks    = "leaks"    // no file of tests/ or solution/ where the agent works
 	CheckHeadroom = "headroom" // the oracle's phases within half their timeouts
 	CheckRepro    = "repro"    // the Dockerfile pins what it installs
 )
 
 // Checks are every check's name; each can be skipped.
-var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckEnv, CheckLeaks, CheckHeadroom, CheckRepro}
+var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckEnv, CheckNetwork, CheckLeaks, CheckHeadroom, CheckRepro}
 
 // Check is one check's verdict.
 type Check struct {
@@ -89,6 +90,9 @@ type Input struct {
 	// seed (EnvVars).
 	EnvRun  *results.Result
 	EnvVars map[string]string
+	// Offline is a Harbor task's oracle graded with no network in the
+	// verifier's phase.
+	Offline *results.Result
 	// Leaks are where files of tests/ or solution/ were found (the
 	// environment, the Dockerfile, the image); LeakErr why they could not
 	// all be looked for.
@@ -126,6 +130,8 @@ func check(name string, in Input) (Status, string) {
 		return liveCheck(in.Oracle, in.Snapshot)
 	case CheckEnv:
 		return envCheck(in.Oracle, in.EnvRun, in.EnvVars)
+	case CheckNetwork:
+		return networkCheck(in.Oracle, in.Offline)
 	case CheckLeaks:
 		return listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
 	case CheckHeadroom:
@@ -233,6 +239,21 @@ func envCheck(runs []*results.Result, env *results.Result, vars map[string]strin
 		return OK, "the same reward under " + under
 	}
 	return Fail, fmt.Sprintf("environment sensitivity: under %s the oracle scores %s, otherwise %s", under, rewardText(env), rewardText(runs[0]))
+}
+
+// networkCheck warns when a Harbor task's oracle scores otherwise with the
+// verifier offline: its verifier needs the network (Harbor's may have it;
+// a task graded offline would fail).
+func networkCheck(runs []*results.Result, offline *results.Result) (Status, string) {
+	switch {
+	case offline == nil:
+		return Skipped, "graded without a network already (native)"
+	case len(runs) == 0 || offline.Outcome.Ungraded() || runs[0].Outcome.Ungraded():
+		return Skipped, "a run was not graded"
+	case rewardText(offline) == rewardText(runs[0]):
+		return OK, "the same reward with the verifier offline"
+	}
+	return Warn, fmt.Sprintf("needs network to grade: with the verifier offline the oracle scores %s, otherwise %s", rewardText(offline), rewardText(runs[0]))
 }
 
 // headroomCheck warns when the oracle's agent phase or grade used more

@@ -86,6 +86,10 @@ type Variant struct {
 	// HarborOnly runs the variant on tasks graded Harbor's way only (task
 	// verify's snapshot run of the oracle); suite files cannot set it.
 	HarborOnly bool `json:"-"`
+	// VerifierOffline grades a Harbor task with no network in the
+	// verifier's phase, whatever the task says (task verify's check of a
+	// verifier that needs the network); suite files cannot set it.
+	VerifierOffline bool `json:"verifier_offline,omitempty"`
 	// Attempts, when set, replaces the suite's attempts for this variant
 	// (task verify runs the oracle K times, nop once); suite files cannot
 	// set it.
