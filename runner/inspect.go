@@ -49,6 +49,10 @@ func (h *harborTrial) inspectAgent(ctx context.Context) {
 	if _, ok := h.t.Task.SeparateVerifier(); ok {
 		return
 	}
+	if h.t.Variant.Tamper == suite.TamperOff {
+		h.res.TamperCheck = &results.TamperCheck{Note: "not checked: tamper: off"}
+		return
+	}
 	if st, err := h.s.eng.State(ctx, h.container); err != nil || !st.Running {
 		h.res.TamperCheck = &results.TamperCheck{Note: "not checked: the task's container stopped during the agent's phase"}
 		return

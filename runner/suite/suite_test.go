@@ -94,6 +94,8 @@ func TestParseSuiteErrors(t *testing.T) {
 		{"reward_key with a space", "variants: {o: {agent: oracle}}\nreward_key: \"tests passed\"\n", `s.yaml:2: reward_key: "tests passed" is not a key name`},
 		{"reward_key a list", "variants: {o: {agent: oracle}}\nreward_key: [a, b]\n", "s.yaml:2: reward_key must be a string"},
 		{"reward_key null", "variants: {o: {agent: oracle}}\nreward_key:\n", "s.yaml:2: reward_key must be a string"},
+		{"bad tamper", "variants: {o: {agent: oracle}}\ntamper: strict\n", `s.yaml:2: tamper: want "flag", "fail" or "off", not "strict"`},
+		{"bad variant tamper", "variants: {o: {agent: oracle, tamper: yes}}\n", `variant o: tamper must be "flag", "fail" or "off", not "yes"`},
 		{"empty", "", "the suite is empty"},
 		{"syntax", "variants: [\n", "s.yaml"},
 	}
@@ -104,6 +106,17 @@ func TestParseSuiteErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// The suite's tamper: is each variant's unless the variant says.
+func TestParseSuiteTamper(t *testing.T) {
+	s, err := ParseSuite([]byte("tamper: fail\nvariants: {a: {agent: oracle}, b: {agent: oracle, tamper: flag}, c: {agent: nop, tamper: off}}\n"), "s.yaml")
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, v := range s.Variants {
+		got[v.Name] = v.Tamper
+	}
+	assert.Equal(t, map[string]string{"a": TamperFail, "b": TamperFlag, "c": TamperOff}, got)
 }
 
 func TestTimeoutMultiplierScalar(t *testing.T) {
