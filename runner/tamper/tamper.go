@@ -93,6 +93,10 @@ func Candidates(changes []Change, sc Scope) []Finding {
 func judge(p string, sc Scope) (kind, why string) {
 	base := path.Base(p)
 	switch {
+	case strings.Contains(p, "/__pycache__/") && !inDir(p, "/tests") && !inDir(p, "/logs/verifier"):
+		// Python writes these when a module is imported by a user that
+		// may write its directory (an honest root agent's import).
+		return "", ""
 	case inDir(p, "/tests"):
 		return KindVerifierFiles, "written in /tests during the agent's phase: the verifier's tests are copied there"
 	case inDir(p, "/logs/verifier"):

@@ -41,6 +41,8 @@ func TestCandidates(t *testing.T) {
 		{"/home/bob/.bashrc", 'f', ""},
 		{"/usr/bin", 'd', ""},
 		{"/testsuite/x", 'f', ""},
+		{"/usr/lib/python3/dist-packages/_pytest/__pycache__/main.cpython-311.pyc", 'f', ""},
+		{"/tests/__pycache__/test_x.cpython-311.pyc", 'f', KindVerifierFiles},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
