@@ -493,17 +493,6 @@ func (v *validation) checkNativeHarborOnly(dir, sev string) {
 	}
 }
 
-// allowlistKey is the key that makes a phase of the task an allowlist,
-// "" when no phase is one.
-func allowlistKey(c *Config) string {
-	for _, p := range phaseNetworks(c) {
-		if p.mode == networkAllowlist {
-			return p.key
-		}
-	}
-	return ""
-}
-
 // phaseNetwork is a phase's network mode, the key it comes from, and the
 // phase's own allowed_hosts.
 type phaseNetwork struct {
