@@ -42,6 +42,8 @@ type keyInput struct {
 	Tamper string `json:"tamper,omitempty"`
 	// VerifierOffline grades with no network in the verifier's phase.
 	VerifierOffline bool `json:"verifier_offline,omitempty"`
+	// Patch: the oracle applies solution/reference.patch.
+	Patch bool `json:"patch,omitempty"`
 }
 
 // cacheDirName is the results dir's subdirectory of cache pointers.

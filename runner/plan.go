@@ -238,6 +238,12 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*sui
 			if v.HarborOnly && t.Native() {
 				continue
 			}
+			if v.Patch && !(fileExists(t.Path("solution", agent.ReferencePatch)) &&
+				(fileExists(t.Path("solution", "solve.sh")) || fileExists(t.Path("solution", "deterministic.json")))) {
+				// The oracle of a task whose only solution is the patch
+				// applies it already.
+				continue
+			}
 			if v.VerifierOffline {
 				// Only a verifier with a network can need it.
 				if p, err := harbor.PolicyFor(t.Config, harbor.NetVerifier); err != nil || p.Mode == harbor.NetworkNone {
@@ -246,7 +252,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*sui
 			}
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: v.Env,
 				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
-				VerifierOffline: v.VerifierOffline}
+				VerifierOffline: v.VerifierOffline, Patch: v.Patch}
 			if v.Tamper == suite.TamperFail || v.Tamper == suite.TamperOff {
 				in.Tamper = v.Tamper
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -65,7 +66,8 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 	}
 	var eng sandbox.Engine
 	for _, t := range req.Tasks {
-		in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars}
+		in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars,
+			HasPatch: fileExists(t.Path("solution", agent.ReferencePatch))}
 		for _, res := range byTask[t.ID] {
 			switch res.Variant {
 			case suite.AgentOracle:
@@ -78,6 +80,8 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 				in.EnvRun = res
 			case results.VerifyOffline:
 				in.Offline = res
+			case results.VerifyPatch:
+				in.Patch = res
 			}
 		}
 		instrs, dfErr := taskDockerfile(t)

@@ -288,6 +288,33 @@ func (a *Session) solve(ctx context.Context) (Result, error) {
 	return r, nil
 }
 
+// applyPatch is the oracle as a patch: solution/ is copied to /solution
+// and reference.patch applied in the work dir with git apply (patch -p1
+// where the image has no git). A patch that does not apply is the agent's
+// failure; the trial is still graded.
+func (a *Session) applyPatch(ctx context.Context) (Result, error) {
+	dir := a.solutionDir()
+	if !exists(filepath.Join(dir, ReferencePatch)) {
+		return Result{Failed: "no " + ReferencePatch + " in " + dir}, a.note("oracle: the task has no " + ReferencePatch + "\n")
+	}
+	if err := a.Engine.CopyIn(ctx, a.Container, dir, solutionMount, sandbox.Owner{}); err != nil {
+		return Result{}, fmt.Errorf("copy solution/ into the agent's container: %w", err)
+	}
+	p := path.Join(solutionMount, ReferencePatch)
+	script := `if command -v git >/dev/null 2>&1; then git apply --verbose --whitespace=nowarn "$1"
+elif command -v patch >/dev/null 2>&1; then patch -p1 --forward <"$1"
+else echo "neither git nor patch in the image" >&2; exit 127; fi`
+	res, failed, err := a.exec(ctx, "oracle: apply "+p, []string{"bash", "-c", script, "apply", p}, nil, "")
+	if err != nil {
+		return Result{}, fmt.Errorf("apply %s: %w", ReferencePatch, err)
+	}
+	r := Result{ExitCode: &res.ExitCode, TimedOut: res.TimedOut, Failed: failed}
+	if !res.TimedOut && failed == "" && res.ExitCode != 0 {
+		r.Failed = fmt.Sprintf("%s does not apply to the work dir (exit %d; agent.log says why)", ReferencePatch, res.ExitCode)
+	}
+	return r, nil
+}
+
 // maxInstructionEnv is the longest instruction also given in
 // FLIGHTDECK_INSTRUCTION: Linux refuses a variable over 128 KiB, and an exec
 // with one fails before the agent starts. A longer one is in the file only.

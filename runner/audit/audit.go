@@ -38,13 +38,14 @@ const (
 	CheckLive     = "live"     // the oracle passes graded from a snapshot too
 	CheckEnv      = "env"      // the oracle's reward holds under another TZ, locale and hash seed
 	CheckNetwork  = "network"  // the oracle's reward holds with the verifier offline
+	CheckPatch    = "patch"    // solution/reference.patch, applied as the oracle, scores 1
 	CheckLeaks    = "leaks"    // no file of tests/ or solution/ where the agent works
 	CheckHeadroom = "headroom" // the oracle's phases within half their timeouts
 	CheckRepro    = "repro"    // the Dockerfile pins what it installs
 )
 
 // Checks are every check's name; each can be skipped.
-var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckEnv, CheckNetwork, CheckLeaks, CheckHeadroom, CheckRepro}
+var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckHeadroom, CheckRepro}
 
 // Check is one check's verdict.
 type Check struct {
@@ -93,6 +94,10 @@ type Input struct {
 	// Offline is a Harbor task's oracle graded with no network in the
 	// verifier's phase.
 	Offline *results.Result
+	// HasPatch: the task has solution/reference.patch; Patch is the
+	// oracle that applied it, when the task has another solution too.
+	HasPatch bool
+	Patch    *results.Result
 	// Leaks are where files of tests/ or solution/ were found (the
 	// environment, the Dockerfile, the image); LeakErr why they could not
 	// all be looked for.
@@ -132,6 +137,8 @@ func check(name string, in Input) (Status, string) {
 		return envCheck(in.Oracle, in.EnvRun, in.EnvVars)
 	case CheckNetwork:
 		return networkCheck(in.Oracle, in.Offline)
+	case CheckPatch:
+		return patchCheck(in.HasPatch, in.Patch)
 	case CheckLeaks:
 		return listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
 	case CheckHeadroom:
@@ -254,6 +261,26 @@ func networkCheck(runs []*results.Result, offline *results.Result) (Status, stri
 		return OK, "the same reward with the verifier offline"
 	}
 	return Warn, fmt.Sprintf("needs network to grade: with the verifier offline the oracle scores %s, otherwise %s", rewardText(offline), rewardText(runs[0]))
+}
+
+// patchCheck fails when the reference patch, applied to the work dir as
+// the oracle, scores below 1 (the unpatched base is nop's check).
+func patchCheck(has bool, r *results.Result) (Status, string) {
+	switch {
+	case !has:
+		return Skipped, "no solution/reference.patch"
+	case r == nil:
+		return OK, "the oracle is the reference patch (see oracle)"
+	case r.Outcome == grader.OutcomePassed && r.Reward != nil && *r.Reward >= 1:
+		return OK, "the reference patch scores " + rewardText(r)
+	}
+	ev := "the reference patch scores " + rewardText(r)
+	if r.Error != "" {
+		ev += ": " + text.OneLine(r.Error, 160)
+	} else if r.AgentPhase.Failed != "" {
+		ev += ": " + text.OneLine(r.AgentPhase.Failed, 160)
+	}
+	return Fail, ev
 }
 
 // headroomCheck warns when the oracle's agent phase or grade used more

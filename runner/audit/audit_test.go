@@ -48,6 +48,9 @@ func TestAuditChecks(t *testing.T) {
 		{"environment sensitivity", Input{Oracle: []*results.Result{pass}, EnvRun: fail, EnvVars: map[string]string{"TZ": "UTC-14", "LANG": "C.UTF-8"}}, CheckEnv, Fail,
 			"under LANG=C.UTF-8 TZ=UTC-14 the oracle scores 0, otherwise 1"},
 		{"the same reward elsewhere", Input{Oracle: []*results.Result{pass}, EnvRun: pass}, CheckEnv, OK, "the same reward"},
+		{"no patch", Input{}, CheckPatch, Skipped, "no solution/reference.patch"},
+		{"the patch is the oracle", Input{HasPatch: true}, CheckPatch, OK, "the oracle is the reference patch"},
+		{"a patch that does not solve", Input{HasPatch: true, Patch: fail}, CheckPatch, Fail, "the reference patch scores 0"},
 		{"leaks", Input{Leaks: []string{"tests/x is in the image at /x"}}, CheckLeaks, Fail, "tests/x is in the image at /x"},
 		{"repro warns", Input{Repro: []string{"Dockerfile:1: FROM x: no tag"}}, CheckRepro, Warn, "no tag"},
 	}

@@ -16,3 +16,7 @@ var VerifyEnvVars = map[string]string{"TZ": "UTC-14", "LANG": "C.UTF-8", "LC_ALL
 // VerifyOffline is task verify's variant that grades a Harbor task's
 // oracle with no network in the verifier's phase.
 const VerifyOffline = "oracle-offline"
+
+// VerifyPatch is task verify's variant that applies a task's
+// solution/reference.patch as the oracle, beside its solve.sh.
+const VerifyPatch = "oracle-patch"

@@ -91,6 +91,10 @@ type Variant struct {
 	// verifier's phase, whatever the task says (task verify's check of a
 	// verifier that needs the network); suite files cannot set it.
 	VerifierOffline bool `json:"verifier_offline,omitempty"`
+	// Patch makes the oracle apply solution/reference.patch whatever else
+	// the task's solution has (task verify's check of the patch); suite
+	// files cannot set it.
+	Patch bool `json:"patch,omitempty"`
 	// Attempts, when set, replaces the suite's attempts for this variant
 	// (task verify runs the oracle K times, nop once); suite files cannot
 	// set it.
