@@ -284,6 +284,7 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		if res, err = ap.Run(ctx, instruction); err != nil {
 			return err
 		}
+		h.recordMemory(ctx, h.container)
 		if !res.TimedOut && res.Failed == "" {
 			if err := h.stoppedUnderAgent(ctx, &res); err != nil {
 				return err

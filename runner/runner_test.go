@@ -148,6 +148,9 @@ func (f *fakeEngine) HandBack(_ context.Context, id, path string, o sandbox.Owne
 	return nil
 }
 
+// PeakMemory: the fake's containers use no memory the engine reports.
+func (f *fakeEngine) PeakMemory(context.Context, string) (int64, error) { return 0, nil }
+
 func (f *fakeEngine) Stop(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -409,6 +409,7 @@ func (a *trialAttempt) startAgentContainer(ctx context.Context, base sandbox.Con
 func (a *trialAttempt) endAgentPhase(ctx context.Context, ap *agent.Session) (oomKilled bool, err error) {
 	s := a.s
 	if ap.Container != "" {
+		a.recordMemory(ctx, ap.Container)
 		// One left running could change the work dir after the evidence is
 		// taken, or while it is graded.
 		if err := s.eng.Stop(ctx, ap.Container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
@@ -439,6 +440,15 @@ func (a *trialAttempt) endAgentPhase(ctx context.Context, ap *agent.Session) (oo
 		}
 	}
 	return oomKilled, nil
+}
+
+// recordMemory records the most memory the agent's container used and its
+// limit (task verify's headroom); what the engine cannot say is left out.
+func (a *trialAttempt) recordMemory(ctx context.Context, container string) {
+	if peak, err := a.s.eng.PeakMemory(ctx, container); err == nil {
+		a.res.AgentPhase.PeakMemory = peak
+	}
+	a.res.AgentPhase.MemoryLimit, _ = a.t.Task.MemoryBytes()
 }
 
 // evidence records what the agent did: the change since the seeded tree,

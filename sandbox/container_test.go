@@ -464,3 +464,22 @@ func TestServiceOnInternalNetwork(t *testing.T) {
 		assert.Equal(t, tc.want+"\npeer found\n", out, "network %v", tc.network)
 	}
 }
+
+// The engine reports a container's peak memory on cgroup v1 (a process
+// that held 64 MiB shows at least that), and nothing on cgroup v2.
+func TestPeakMemory(t *testing.T) {
+	d := newTestEngine(t)
+	info, err := d.Preflight(context.Background())
+	require.NoError(t, err)
+	c := startBase(t, d, ContainerSpec{MemoryBytes: 512 << 20})
+	res, out := run(t, d, c.ID, `python3 -c 'b = bytearray(64 << 20); b[::4096] = b"x" * len(b[::4096])'`)
+	require.Equal(t, 0, res.ExitCode, out)
+	peak, err := d.PeakMemory(context.Background(), c.ID)
+	require.NoError(t, err)
+	if info.CgroupVersion == "1" {
+		assert.GreaterOrEqual(t, peak, int64(64<<20))
+		assert.Less(t, peak, int64(512<<20))
+	} else {
+		assert.Zero(t, peak, "cgroup %s: the engine reports no peak", info.CgroupVersion)
+	}
+}

@@ -76,6 +76,9 @@ type Engine interface {
 	// Changes lists the paths the container added, changed or deleted in
 	// its filesystem against its image, as the engine records them.
 	Changes(ctx context.Context, containerID string) ([]Change, error)
+	// PeakMemory is the most memory the container has used since it
+	// started, where the engine reports it (0 where it does not).
+	PeakMemory(ctx context.Context, containerID string) (int64, error)
 	// Processes lists the processes running in the container, as the
 	// engine sees them.
 	Processes(ctx context.Context, containerID string) ([]Process, error)

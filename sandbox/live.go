@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -162,4 +163,21 @@ func alreadyConnected(err error) bool {
 func notConnected(err error) bool {
 	return (cerrdefs.IsNotFound(err) && strings.Contains(err.Error(), "network")) ||
 		strings.Contains(err.Error(), "is not connected")
+}
+
+// PeakMemory is the most memory the container's cgroup has used since it
+// started, as the engine reports it (cgroup v1's max usage, page cache
+// included, as its memory limit counts it); 0 when the engine does not
+// say (cgroup v2) or the container is not running.
+func (d *Docker) PeakMemory(ctx context.Context, containerID string) (int64, error) {
+	res, err := d.api.ContainerStats(ctx, containerID, client.ContainerStatsOptions{})
+	if err != nil {
+		return 0, containerErr("read the memory use of container "+short(containerID), err)
+	}
+	defer res.Body.Close()
+	var st container.StatsResponse
+	if err := json.NewDecoder(res.Body).Decode(&st); err != nil {
+		return 0, fmt.Errorf("read the memory use of container %s: %w", short(containerID), err)
+	}
+	return int64(st.MemoryStats.MaxUsage), nil
 }

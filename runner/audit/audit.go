@@ -284,12 +284,17 @@ func patchCheck(has bool, r *results.Result) (Status, string) {
 }
 
 // headroomCheck warns when the oracle's agent phase or grade used more
-// than half its timeout (the slowest run counts).
+// than half its timeout, or its container more than half its memory limit
+// (the slowest and largest run count).
 func headroomCheck(runs []*results.Result) (Status, string) {
-	var agentMax, gradeMax float64
-	var agentTO, gradeTO float64
+	if len(runs) == 0 {
+		return Skipped, "the oracle did not run"
+	}
+	var agentMax, gradeMax, agentTO, gradeTO float64
+	var peak, limit int64
 	for _, r := range runs {
 		agentTO, gradeTO = r.AgentPhase.Timeout, r.GradePhase.Timeout
+		peak, limit = max(peak, r.AgentPhase.PeakMemory), r.AgentPhase.MemoryLimit
 		for _, p := range r.Phases {
 			switch p.Name {
 			case "agent":
@@ -299,9 +304,6 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 			}
 		}
 	}
-	if len(runs) == 0 {
-		return Skipped, "the oracle did not run"
-	}
 	var warn []string
 	ev := []string{fmt.Sprintf("agent %.1fs of %s", agentMax, limitText(agentTO)), fmt.Sprintf("verifier %.1fs of %s", gradeMax, limitText(gradeTO))}
 	if agentTO > 0 && agentMax > agentTO/2 {
@@ -310,7 +312,18 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 	if gradeTO > 0 && gradeMax > gradeTO/2 {
 		warn = append(warn, "the verifier used more than half its timeout")
 	}
-	s := strings.Join(ev, ", ") + " (memory is not measured)"
+	switch {
+	case peak == 0:
+		ev = append(ev, "memory not reported by the engine")
+	case limit > 0:
+		ev = append(ev, fmt.Sprintf("memory %d MiB of %d MiB", peak>>20, limit>>20))
+		if peak > limit/2 {
+			warn = append(warn, "the oracle used more than half its memory")
+		}
+	default:
+		ev = append(ev, fmt.Sprintf("memory %d MiB, no limit", peak>>20))
+	}
+	s := strings.Join(ev, ", ")
 	if len(warn) > 0 {
 		return Warn, strings.Join(warn, "; ") + ": " + s
 	}

@@ -69,10 +69,14 @@ func TestHeadroom(t *testing.T) {
 	r.Phases = []results.Phase{{Name: "agent", Seconds: 6}, {Name: "grade", Seconds: 20}}
 	st, ev := headroomCheck([]*results.Result{r})
 	assert.Equal(t, Warn, st)
-	assert.Contains(t, ev, "agent 6.0s of 10s, verifier 20.0s of 100s")
+	assert.Contains(t, ev, "agent 6.0s of 10s, verifier 20.0s of 100s, memory not reported by the engine")
 	r.Phases[0].Seconds = 4
 	st, _ = headroomCheck([]*results.Result{r})
 	assert.Equal(t, OK, st)
+	r.AgentPhase.PeakMemory, r.AgentPhase.MemoryLimit = 600<<20, 1024<<20
+	st, ev = headroomCheck([]*results.Result{r})
+	assert.Equal(t, Warn, st)
+	assert.Equal(t, "the oracle used more than half its memory: agent 4.0s of 10s, verifier 20.0s of 100s, memory 600 MiB of 1024 MiB", ev)
 }
 
 // A skipped check says so, and a failed one fails the task and the report.

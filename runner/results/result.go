@@ -127,6 +127,10 @@ type AgentRun struct {
 	// OOMKilled: the kernel killed a process of the agent's container for
 	// its memory limit (the engine tells once the container has stopped).
 	OOMKilled bool `json:"oom_killed,omitempty"`
+	// PeakMemory is the most memory the agent's container used, where the
+	// engine reports it (cgroup v1), and MemoryLimit its limit (0: none).
+	PeakMemory  int64 `json:"peak_memory_bytes,omitempty"`
+	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
 }
 
 // GraderRun is how the grade phase ended.

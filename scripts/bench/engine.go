@@ -160,6 +160,11 @@ func (e *timedEngine) Processes(ctx context.Context, id string) ([]sandbox.Proce
 	return e.Engine.Processes(ctx, id)
 }
 
+func (e *timedEngine) PeakMemory(ctx context.Context, id string) (int64, error) {
+	defer e.record(id, "PeakMemory", time.Now())
+	return e.Engine.PeakMemory(ctx, id)
+}
+
 func (e *timedEngine) SetNetwork(ctx context.Context, id string, on bool) error {
 	defer e.record(id, "SetNetwork", time.Now())
 	return e.Engine.SetNetwork(ctx, id, on)
