@@ -44,6 +44,8 @@ type keyInput struct {
 	VerifierOffline bool `json:"verifier_offline,omitempty"`
 	// Patch: the oracle applies solution/reference.patch.
 	Patch bool `json:"patch,omitempty"`
+	// Memory: the result records the agent's peak memory.
+	Memory bool `json:"memory,omitempty"`
 }
 
 // cacheDirName is the results dir's subdirectory of cache pointers.

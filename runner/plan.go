@@ -252,7 +252,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*sui
 			}
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: v.Env,
 				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
-				VerifierOffline: v.VerifierOffline, Patch: v.Patch}
+				VerifierOffline: v.VerifierOffline, Patch: v.Patch, Memory: v.Memory}
 			if v.Tamper == suite.TamperFail || v.Tamper == suite.TamperOff {
 				in.Tamper = v.Tamper
 			}

@@ -116,7 +116,7 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 	if repeat == 0 {
 		repeat = DefaultRepeat
 	}
-	variants := []suite.Variant{{Name: suite.AgentOracle, Agent: suite.AgentOracle, Expect: suite.ExpectPassed, Attempts: repeat}}
+	variants := []suite.Variant{{Name: suite.AgentOracle, Agent: suite.AgentOracle, Expect: suite.ExpectPassed, Attempts: repeat, Memory: true}}
 	if !slices.Contains(vo.Skip, audit.CheckNop) {
 		variants = append(variants, suite.Variant{Name: suite.AgentNop, Agent: suite.AgentNop, Expect: suite.ExpectFailed, Attempts: 1})
 	}

@@ -442,9 +442,13 @@ func (a *trialAttempt) endAgentPhase(ctx context.Context, ap *agent.Session) (oo
 	return oomKilled, nil
 }
 
-// recordMemory records the most memory the agent's container used and its
-// limit (task verify's headroom); what the engine cannot say is left out.
+// recordMemory records, for a variant that asks (task verify's oracle),
+// the most memory the agent's container used and its limit; what the
+// engine cannot say is left out.
 func (a *trialAttempt) recordMemory(ctx context.Context, container string) {
+	if !a.t.Variant.Memory {
+		return
+	}
 	if peak, err := a.s.eng.PeakMemory(ctx, container); err == nil {
 		a.res.AgentPhase.PeakMemory = peak
 	}

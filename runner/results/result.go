@@ -128,7 +128,8 @@ type AgentRun struct {
 	// its memory limit (the engine tells once the container has stopped).
 	OOMKilled bool `json:"oom_killed,omitempty"`
 	// PeakMemory is the most memory the agent's container used, where the
-	// engine reports it (cgroup v1), and MemoryLimit its limit (0: none).
+	// engine reports it (cgroup v1), and MemoryLimit its limit (0: none):
+	// recorded for task verify's oracle runs.
 	PeakMemory  int64 `json:"peak_memory_bytes,omitempty"`
 	MemoryLimit int64 `json:"memory_limit_bytes,omitempty"`
 }

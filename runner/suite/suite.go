@@ -95,6 +95,10 @@ type Variant struct {
 	// the task's solution has (task verify's check of the patch); suite
 	// files cannot set it.
 	Patch bool `json:"patch,omitempty"`
+	// Memory records the agent container's peak memory (task verify's
+	// oracle, for its headroom check: reading it costs the engine a stats
+	// call); suite files cannot set it.
+	Memory bool `json:"-"`
 	// Attempts, when set, replaces the suite's attempts for this variant
 	// (task verify runs the oracle K times, nop once); suite files cannot
 	// set it.
