@@ -183,8 +183,6 @@ func harborLimit(t *testing.T, run *runOutput, variant string) {
 	assert.False(t, res.Native, "%s is graded from a snapshot", res.Trial)
 	assert.Equal(t, grader.OutcomePassed, res.Outcome,
 		"%s: the documented limit of snapshot grading changed (update docs/security.md): %s", res.Trial, res.Error)
-	// The pass is flagged: the inspector saw the forged machinery.
-	assertTampered(t, res, tamper.KindTool, tamper.KindPytest)
 }
 
 // assertTampered checks that the tamper inspector flagged a trial with a
@@ -266,6 +264,8 @@ func TestAttackReplaceBinaries(t *testing.T) {
 			assertHonestFail(t, run, nativeTask, v)
 			nativeGraderRan(t, run, v)
 			harborLimit(t, run, v)
+			// The pass is flagged: the inspector saw the forged machinery.
+			assertTampered(t, run.result(t, harborTask, v), tamper.KindTool, tamper.KindPytest)
 		})
 	}
 }
@@ -403,6 +403,9 @@ func TestAttackLyingCodeUnderTest(t *testing.T) {
 		assert.Equal(t, 137, *res.GradePhase.ExitCode, "the grader's script was killed, yet its reward was read")
 	}
 	harborLimit(t, run, "lying-code")
+	// The lying code is in the work dir, the agent's own work: the tamper
+	// inspector has nothing to flag (docs/security.md).
+	assert.Empty(t, run.result(t, harborTask, "lying-code").Tamper)
 }
 
 // The code under test kills the grading container's keep-alive, so the

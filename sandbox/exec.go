@@ -121,9 +121,11 @@ func (d *Docker) execEnded(ctx context.Context, containerID, execID, what string
 }
 
 // containerEnded tells whether an exec ended because its container did.
-// A process killed by a signal (exit code 128+n) may have died with its
-// container, whose state takes a moment to settle: a container being
-// removed still reads as running. That case is watched for up to 2s.
+// A process killed by a signal (exit code 128+n), or one the runtime could
+// not start (126: the container was being killed as the exec began), may
+// have died with its container, whose state takes a moment to settle: a
+// container being killed or removed still reads as running. That case is
+// watched for up to 2s.
 func (d *Docker) containerEnded(ctx context.Context, containerID string, exitCode int) (bool, string) {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
@@ -141,7 +143,7 @@ func (d *Docker) containerEnded(ctx context.Context, containerID string, exitCod
 		if !st.Running || st.Status == "removing" || st.Status == "dead" {
 			return true, fmt.Sprintf("the container stopped during the exec (%s, exit %d, OOM killed: %t)", st.Status, st.ExitCode, st.OOMKilled)
 		}
-		if exitCode < 128 || time.Now().After(deadline) || ctx.Err() != nil {
+		if (exitCode < 128 && exitCode != 126) || time.Now().After(deadline) || ctx.Err() != nil {
 			return false, ""
 		}
 		time.Sleep(50 * time.Millisecond)
