@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/tamper"
@@ -24,8 +25,8 @@ import (
 
 // After the agent's phase, and before anything of the verifier's runs in
 // the trial's container, flightdeck's own inspector (a container of the
-// offline base image sharing the trial container's PID namespace, with its
-// own tools) lists what changed in that container's filesystem since the
+// offline base image in the engine host's PID namespace, with its own
+// tools, out of sight of the trial container's processes) lists what changed in that container's filesystem since the
 // agent started, by the kernel's change times, which no process in the
 // container can set back. Package tamper judges the list; dpkg's records,
 // read by the inspector, set the package manager's installs apart.
@@ -39,11 +40,12 @@ const inspectListMax = 100000
 // inspectTimeout bounds each of the inspector's commands.
 const inspectTimeout = 2 * time.Minute
 
-// inspectAgent inspects the trial's container after an agent's phase:
-// not after nop's (nothing of an agent ran), nor for a separate verifier
-// (its own image grades), nor when the container has stopped.
-func (h *harborTrial) inspectAgent(ctx context.Context) {
-	if h.t.Variant.Agent == suite.AgentNop || h.agentSince.IsZero() {
+// inspectAgent inspects the trial's container after an agent's phase (a
+// multi-step task's step, named): not after nop's (nothing of an agent
+// ran), nor for a separate verifier (its own image grades), nor when the
+// container has stopped.
+func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
+	if h.t.Variant.Agent == suite.AgentNop || h.agentStart.IsZero() {
 		return
 	}
 	if _, ok := h.t.Task.SeparateVerifier(); ok {
@@ -54,27 +56,81 @@ func (h *harborTrial) inspectAgent(ctx context.Context) {
 		return
 	}
 	if st, err := h.s.eng.State(ctx, h.container); err != nil || !st.Running {
-		h.res.TamperCheck = &results.TamperCheck{Note: "not checked: the task's container stopped during the agent's phase"}
+		h.checked(step, nil, "the task's container stopped during the agent's phase")
 		return
 	}
-	h.inspect(ctx, h.agentSince)
+	h.inspect(ctx, step, h.agentStart)
+}
+
+// restartForInspect starts again a container the agent's timeout stopped,
+// as the verifier would have it started, so that the inspector can read
+// it; the engine's list of what changed in it is taken first.
+func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) error {
+	h.stoppedChanges = nil
+	if !ag.TimedOut || h.t.Variant.Agent == suite.AgentNop || h.t.Variant.Tamper == suite.TamperOff {
+		return nil
+	}
+	if _, ok := h.t.Task.SeparateVerifier(); ok {
+		return nil
+	}
+	st, err := h.s.eng.State(ctx, h.container)
+	if err != nil || st.Running || st.Missing {
+		return err
+	}
+	changes, err := h.s.eng.Changes(ctx, h.container)
+	if err != nil {
+		// Not checked (the container stays stopped), never the trial's failure.
+		h.s.progress.note(h.t, "tamper check: list the stopped container's changes: "+err.Error())
+		return nil
+	}
+	h.stoppedChanges = make(map[string]bool, len(changes))
+	for _, c := range changes {
+		h.stoppedChanges[c.Path] = true
+	}
+	return h.ready(ctx, false)
 }
 
 // inspect runs the tamper inspector over the trial's container for the
 // changes made since (a time of this host's) and records what it found.
 // What fails is said; it is never the trial's failure.
-func (h *harborTrial) inspect(ctx context.Context, since time.Time) {
-	s, t := h.s, h.t
-	check := &results.TamperCheck{}
-	h.res.TamperCheck = check
+func (h *harborTrial) inspect(ctx context.Context, step string, since time.Time) {
 	findings, installed, err := h.tamperFindings(ctx, since)
 	if err != nil {
-		check.Note = "not checked: " + err.Error()
-		s.progress.note(t, "tamper check: "+check.Note)
+		h.checked(step, nil, err.Error())
+		h.s.progress.note(h.t, "tamper check: not checked: "+err.Error())
 		return
 	}
-	check.Checked, check.Installed = true, installed
+	if step != "" {
+		for i := range findings {
+			findings[i].Evidence = "step " + step + ": " + findings[i].Evidence
+		}
+	}
+	h.checked(step, installed, "")
 	h.addTamper(findings...)
+}
+
+// checked records one inspection in the result's tamper check: checked
+// when every inspection of the trial (one per step) was, with what kept
+// each one that was not.
+func (h *harborTrial) checked(step string, installed []string, notChecked string) {
+	c := h.res.TamperCheck
+	if c == nil {
+		c = &results.TamperCheck{Checked: true}
+		h.res.TamperCheck = c
+	}
+	c.Installed = append(c.Installed, installed...)
+	if notChecked == "" {
+		return
+	}
+	c.Checked = false
+	if step != "" {
+		notChecked = "step " + step + ": " + notChecked
+	}
+	if c.Note == "" {
+		c.Note = "not checked: " + notChecked
+	} else {
+		c.Note += "; " + notChecked
+	}
 }
 
 // addTamper records findings in the result and the progress.
@@ -87,9 +143,16 @@ func (h *harborTrial) addTamper(findings ...tamper.Finding) {
 
 func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]tamper.Finding, []string, error) {
 	s, t := h.s, h.t
+	target, err := s.eng.State(ctx, h.container)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !target.Running || target.Pid <= 0 {
+		return nil, nil, errors.New("the task's container is not running")
+	}
 	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
 		Image: FallbackImage, Name: "inspect-" + t.ID, RunID: s.runID, TrialID: t.ID,
-		PidOf: h.container, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
+		HostPID: true, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
 	})
 	if c.ID != "" {
 		defer h.removeContainer(c.ID, "", func() bool { return false })(ctx)
@@ -97,33 +160,42 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the inspector: %w", err)
 	}
+	pid := strconv.Itoa(target.Pid)
 	engineSince := since.Add(s.clockOffset)
 	stamp := strconv.FormatFloat(float64(engineSince.UnixNano())/1e9, 'f', 3, 64)
-	out, err := h.runInspector(ctx, c.ID, "list", stamp, h.dir)
+	out, err := h.runInspector(ctx, c.ID, pid, "list", stamp, h.dir)
 	if err != nil {
 		return nil, nil, err
 	}
 	changes := parseChanges(out)
+	if h.stoppedChanges != nil {
+		changes = slices.DeleteFunc(changes, func(c tamper.Change) bool { return !h.stoppedChanges[c.Path] })
+	}
 	sc := tamper.Scope{WorkDir: h.dir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
 		Oracle: t.Variant.Agent == suite.AgentOracle}
 	candidates := tamper.Candidates(changes, sc)
-	if len(candidates) == 0 {
-		return nil, nil, nil
-	}
-	args := []string{"dpkg"}
-	for i, f := range candidates {
-		if i == 1000 {
-			break
+	var findings []tamper.Finding
+	var installed []string
+	if len(candidates) > 0 {
+		args := []string{pid, "dpkg"}
+		for i, f := range candidates {
+			if i == 1000 {
+				break
+			}
+			args = append(args, f.Path)
 		}
-		args = append(args, f.Path)
+		if out, err = h.runInspector(ctx, c.ID, args...); err != nil {
+			return nil, nil, err
+		}
+		findings, installed = tamper.Judge(candidates, parseRecords(out))
+		if findings, err = h.newTools(ctx, findings, sc.PathDirs); err != nil {
+			return nil, nil, err
+		}
 	}
-	out, err = h.runInspector(ctx, c.ID, args...)
-	if err != nil {
-		return nil, nil, err
-	}
-	findings, installed := tamper.Judge(candidates, parseRecords(out))
-	if findings, err = h.newTools(ctx, findings, sc.PathDirs); err != nil {
-		return nil, nil, err
+	// What was read is the trial's container only if its main process is
+	// the one it was when the inspector began.
+	if after, err := s.eng.State(ctx, h.container); err != nil || !after.Running || after.Pid != target.Pid {
+		return nil, nil, errors.New("the task's container stopped while it was read")
 	}
 	if len(changes) >= inspectListMax {
 		findings = append(findings, tamper.Finding{Path: "/", Kind: "incomplete",
@@ -194,11 +266,12 @@ func (h *harborTrial) runInspector(ctx context.Context, id string, args ...strin
 	outPath := filepath.Join(h.scratch, "inspect.out")
 	errPath := filepath.Join(h.scratch, "inspect.err")
 	cmd := append([]string{"bash", "-c", inspectScript, "inspect.sh"}, args...)
+	mode := args[1]
 	res, err := h.s.eng.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
 		MaxOutput: 64 << 20, Timeout: inspectTimeout})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		msg, _ := os.ReadFile(errPath)
-		err = fmt.Errorf("inspect.sh %s: exit %d: %s", args[0], res.ExitCode, lastLines(string(msg), 3))
+		err = fmt.Errorf("inspect.sh %s: exit %d: %s", mode, res.ExitCode, lastLines(string(msg), 3))
 	}
 	if err != nil {
 		return nil, err

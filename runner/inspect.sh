@@ -1,21 +1,23 @@
 #!/bin/bash
 # inspect.sh — run as root in flightdeck's own inspector, a container of the
-# offline base image sharing the PID namespace of a trial's container: it
-# reads that container's filesystem through /proc/1/root with its own
-# tools, which nothing in the trial's container can change. Absolute
-# symlinks there are resolved by hand (the kernel would resolve them in the
-# inspector's own root).
+# offline base image in the engine host's PID namespace: it reads a trial
+# container's filesystem through /proc/PID/root (PID: that container's main
+# process) with its own tools, which nothing in the trial's container can
+# change, and out of its processes' sight. Absolute symlinks there are
+# resolved by hand (the kernel would resolve them in the inspector's own
+# root).
 #
-#   inspect.sh list SINCE [WORKDIR]  every non-directory changed after SINCE
+#   inspect.sh PID list SINCE [WORKDIR]  every non-directory changed after SINCE
 #                                    (seconds since the epoch), outside
 #                                    WORKDIR, /proc, /sys, /dev and other
 #                                    mounts: "TYPE PATH\0"
-#   inspect.sh dpkg PATH...          each path's owning package by dpkg's
+#   inspect.sh PID dpkg PATH...          each path's owning package by dpkg's
 #                                    records and MD5s (the record's, the
 #                                    content's, symlinks followed):
 #                                    "PATH\tPACKAGE\tRECORD\tCONTENT\n"
 set -u
-root=/proc/1/root
+root="/proc/$1/root"
+shift
 cd "$root" || { echo "inspect.sh: cannot read the container's filesystem" >&2; exit 3; }
 case "$1" in
 list)

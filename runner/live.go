@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -47,9 +48,15 @@ type harborTrial struct {
 	// firstStep is a multi-step task's first step, which starts the
 	// container.
 	firstStep *stepRun
-	// agentSince is when the first agent began (after its step's setup):
-	// the tamper inspector judges what changed since.
-	agentSince time.Time
+	// agentSince is when the first agent began (after its step's setup);
+	// agentStart when the last did: the tamper inspector judges what
+	// changed since.
+	agentSince, agentStart time.Time
+	// stoppedChanges are the paths the engine listed as changed in a
+	// container the agent's timeout stopped, before it started again:
+	// the inspector judges only those (what the entrypoint changes when
+	// it starts again is not the agent's doing).
+	stoppedChanges map[string]bool
 }
 
 // runHarbor runs a trial in Harbor's container model.
@@ -92,10 +99,13 @@ func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sa
 	if err != nil {
 		return err
 	}
+	if err := h.restartForInspect(ctx, ag); err != nil {
+		return err
+	}
 	// The inspector reads the container while the work dir is copied out;
 	// the verifier starts once it is done.
 	inspected := a.asyncPhase(PhaseInspect, func() error {
-		h.inspectAgent(ctx)
+		h.inspectAgent(ctx, "")
 		return nil
 	})
 	return a.conclude(ctx, ag,
@@ -278,8 +288,9 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 				return err
 			}
 		}
+		h.agentStart = time.Now()
 		if h.agentSince.IsZero() {
-			h.agentSince = time.Now()
+			h.agentSince = h.agentStart
 		}
 		if res, err = ap.Run(ctx, instruction); err != nil {
 			return err
@@ -416,6 +427,14 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		}
 	}
 	g, err := grader.RunLive(ctx, s.eng, h.container, req)
+	if left := h.res.GradePhase.AgentProcesses; err != nil && len(left) > 0 && ctx.Err() == nil && !errors.Is(err, sandbox.ErrContainerGone) {
+		// A process the agent left can kill the verifier's commands as
+		// well as it can write a reward: the agent's doing, not the
+		// engine's, and no retry would change it.
+		g = grader.Grade{RewardErr: &grader.RewardError{Kind: grader.RewardUnfinished,
+			Detail: fmt.Sprintf("the verifier could not run while %d process(es) the agent left ran (grade_phase.agent_processes; grading: snapshot runs none): %v", len(left), err)}}
+		err = nil
+	}
 	for _, w := range g.Warnings {
 		s.progress.note(t, w)
 	}

@@ -104,10 +104,13 @@ func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed 
 			return err
 		}
 		last = ag
-		if st == h.firstStep && st.setupFailed == "" {
-			// Later steps' changes follow a verifier's own: the first
-			// step's alone are judged.
-			h.inspectAgent(ctx)
+		if st.setupFailed == "" {
+			// Each step's agent is judged on what changed since it began:
+			// the verifiers before it are flightdeck's own.
+			if err := h.restartForInspect(ctx, ag); err != nil {
+				return err
+			}
+			h.inspectAgent(ctx, st.name)
 		}
 		sr.AgentExitCode, sr.AgentTimedOut = ag.ExitCode, ag.TimedOut
 		if st.setupFailed != "" {

@@ -118,3 +118,77 @@ func tamperKinds(r *results.Result) map[string]string {
 	}
 	return got
 }
+
+// An agent cannot escape the inspector: by timing out (its container,
+// stopped by the timeout, is started again and read, and only what changed
+// before that counts), by leaving a daemon that kills every process it can
+// see (the inspector is out of its sight), or by forging in a later step of
+// a multi-step task (each step is read).
+func TestEngineTamperEvasions(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	dir := t.TempDir()
+	test := "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"
+	timed := filepath.Join(dir, "timed")
+	writeTestFile(t, filepath.Join(timed, "task.toml"), "[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 4.0\n")
+	writeTestFile(t, filepath.Join(timed, "instruction.md"), "Do nothing.\n")
+	writeTestFile(t, filepath.Join(timed, "environment", "Dockerfile"), "FROM "+FallbackImage+"\nWORKDIR /app\nRUN touch /app/slow\n")
+	writeTestFile(t, filepath.Join(timed, "tests", "test.sh"), test)
+	steps := filepath.Join(dir, "steps")
+	writeTestFile(t, filepath.Join(steps, "task.toml"), "[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 60.0\n"+
+		"[[steps]]\nname = \"one\"\n[[steps]]\nname = \"two\"\n")
+	writeTestFile(t, filepath.Join(steps, "instruction.md"), "Two steps.\n")
+	writeTestFile(t, filepath.Join(steps, "steps", "one", "instruction.md"), "Step one.\n")
+	writeTestFile(t, filepath.Join(steps, "steps", "two", "instruction.md"), "Step two.\n")
+	writeTestFile(t, filepath.Join(steps, "environment", "Dockerfile"), "FROM "+FallbackImage+"\nWORKDIR /app\n")
+	writeTestFile(t, filepath.Join(steps, "tests", "test.sh"), test)
+	script := `forge() { printf '#!/bin/sh\necho fake\n' > /usr/local/bin/python3; chmod 755 /usr/local/bin/python3; }
+case "$MODE" in
+evade)
+	if [ -f /app/.step ] || [ -f /app/slow ]; then forge; fi
+	touch /app/.step
+	if [ -f /app/slow ]; then sleep 600; fi ;;
+killer)
+	[ -f /app/slow ] || exit 0
+	forge
+	setsid nohup sh -c 'sleep 1; while :; do for p in /proc/[0-9]*; do p=${p#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || kill -9 "$p" 2>/dev/null; done; done' >/dev/null 2>&1 &
+	;;
+esac
+exit 0
+`
+	suiteJSON, err := json.Marshal(map[string]any{
+		"tasks": []string{"timed", "steps"}, "retries": 0, "results": "results",
+		"variants": map[string]any{
+			"evade":  map[string]any{"agent": "command", "command": script, "env": map[string]string{"MODE": "evade"}},
+			"killer": map[string]any{"agent": "command", "command": script, "env": map[string]string{"MODE": "killer"}},
+		},
+	})
+	require.NoError(t, err)
+	suiteFile := filepath.Join(dir, "s.yaml")
+	writeTestFile(t, suiteFile, string(suiteJSON))
+	rec, res := runSuite(t, eng, suiteFile, suite.Options{})
+	python := map[string]string{"/usr/local/bin/python3": tamper.KindTool}
+
+	for _, name := range []string{"timed__evade__1", "timed__killer__1", "steps__evade__1"} {
+		r := res[name]
+		require.NotNil(t, r, name)
+		if assert.NotNil(t, r.TamperCheck, name) {
+			assert.True(t, r.TamperCheck.Checked, "%s: %s", name, r.TamperCheck.Note)
+		}
+		assert.Equal(t, python, tamperKinds(r), name)
+	}
+	timedOut := res["timed__evade__1"]
+	assert.True(t, timedOut.AgentPhase.TimedOut)
+	assert.NotContains(t, tamperKinds(timedOut), "/app/.step", "the work dir is not judged")
+	stepped := res["steps__evade__1"]
+	require.Len(t, stepped.Tamper, 1)
+	assert.Contains(t, stepped.Tamper[0].Evidence, "step two: ", "found after the step that forged")
+	assert.Equal(t, grader.OutcomePassed, stepped.Outcome, stepped.Error)
+	killer := res["timed__killer__1"]
+	assert.Equal(t, grader.OutcomeFailed, killer.Outcome, "the daemon kills the verifier: the agent's failure, not the engine's: %s", killer.Error)
+	if assert.NotNil(t, killer.RewardError) {
+		assert.Equal(t, grader.RewardUnfinished, killer.RewardError.Kind)
+		assert.Contains(t, killer.RewardError.Detail, "process(es) the agent left ran")
+	}
+	assertNoLeftovers(t, eng, rec.RunID)
+}

@@ -40,10 +40,10 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 	if spec.NetAdmin {
 		hostCfg.CapAdd = []string{"NET_ADMIN"}
 	}
-	if spec.PidOf != "" {
-		// Reading /proc/1/root of a process of another user (the other
+	if spec.HostPID {
+		// Reading /proc/PID/root of a process of another user (the other
 		// container's entrypoint may run as its image's USER) needs it.
-		hostCfg.PidMode = container.PidMode("container:" + spec.PidOf)
+		hostCfg.PidMode = container.PidMode("host")
 		hostCfg.CapAdd = append(hostCfg.CapAdd, "SYS_PTRACE")
 	}
 	if spec.NetworkOf != "" {
@@ -179,7 +179,7 @@ func (d *Docker) State(ctx context.Context, containerID string) (State, error) {
 	if s == nil {
 		return State{}, nil
 	}
-	st := State{Running: s.Running || s.Restarting, ExitCode: s.ExitCode, OOMKilled: s.OOMKilled}
+	st := State{Running: s.Running || s.Restarting, ExitCode: s.ExitCode, OOMKilled: s.OOMKilled, Pid: s.Pid}
 	if s.Health != nil {
 		st.Health = string(s.Health.Status)
 	}

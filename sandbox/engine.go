@@ -209,10 +209,12 @@ type ContainerSpec struct {
 	// interfaces, its rules, its resolv.conf and hosts): main behind a
 	// trial's egress gateway. It overrides Network and Service's network.
 	NetworkOf string
-	// PidOf joins the PID namespace of another container: flightdeck's own
-	// inspector reads that container's filesystem through /proc/1/root
-	// with its own tools, which nothing in the other container can change.
-	PidOf string
+	// HostPID puts the container in the engine host's PID namespace:
+	// flightdeck's own inspector reads another container's filesystem
+	// through /proc/PID/root (State.Pid) with its own tools, which nothing
+	// in the other container can change, and from where that container's
+	// processes can neither see nor signal it.
+	HostPID bool
 	// NetAdmin gives the container CAP_NET_ADMIN: only flightdeck's own
 	// egress gateway, whose rules the containers joining it cannot change.
 	NetAdmin bool
@@ -321,6 +323,9 @@ type State struct {
 	ExitCode  int
 	OOMKilled bool
 	Missing   bool // the container no longer exists
+	// Pid is the container's main process in the engine host's PID
+	// namespace while it runs (0 when it does not).
+	Pid int
 	// Health is the engine's verdict on a container with a healthcheck:
 	// "starting", "healthy" or "unhealthy"; "" without one.
 	Health string
