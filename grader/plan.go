@@ -114,6 +114,7 @@ func (p *plan) harborPlan(req Request) {
 	p.ownedDir = HarborTestsDir
 	p.rewardMount = HarborVerifierDir
 	p.container.Network = req.Network
+	p.container.NetworkOf = req.NetworkOf
 	p.container.KeepEntrypoint = req.KeepEntrypoint
 	p.container.NoInit = req.KeepEntrypoint
 	p.container.Workdir = req.ContainerWorkDir

@@ -92,6 +92,10 @@ type Request struct {
 	// trial's services: their network, under main's name, and main's
 	// entrypoint and command.
 	Service *sandbox.ServiceSpec
+	// NetworkOf, for a Harbor grade in a fresh container, joins the
+	// network namespace of the trial's egress gateway, which enforces the
+	// verifier's allowlist: it overrides Network and Service's network.
+	NetworkOf string
 	// ImageTests, for a Harbor grade in a fresh container, says the image
 	// owns /tests (a separate verifier's image, built from tests/): nothing
 	// is removed there or copied in, as Harbor skips the tests upload.

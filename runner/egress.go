@@ -153,12 +153,16 @@ func (h *trialNet) gateway(ctx context.Context, service *sandbox.ServiceSpec) (s
 // snapshotService is main's place among the trial's services for a grade
 // in a fresh container (a snapshot): main's own, or, behind an egress
 // gateway, the trial's network under main's names when the verifier's
-// phase is public (any other phase is graded without a network there).
+// phase is public, main's own behind the gateway when it is an allowlist
+// (graderGateway), and none when it has no network.
 func (h *trialNet) snapshotService() *sandbox.ServiceSpec {
 	if h.egress == nil {
 		return h.service
 	}
-	if h.graderPol.Mode != harbor.NetworkPublic {
+	switch h.graderPol.Mode {
+	case harbor.NetworkAllowlist:
+		return h.service
+	case harbor.NetworkNone:
 		return nil
 	}
 	svc := &sandbox.ServiceSpec{}
@@ -168,4 +172,20 @@ func (h *trialNet) snapshotService() *sandbox.ServiceSpec {
 	}
 	svc.NetworkName, svc.Aliases = h.egress.network, h.egress.aliases
 	return svc
+}
+
+// graderGateway puts the verifier's allowlist in force on the trial's
+// egress gateway for a grade in a fresh container (a snapshot, a separate
+// verifier), which joins the gateway's network namespace as main did; ""
+// when the verifier's phase is not an allowlist.
+func (h *trialNet) graderGateway(ctx context.Context) (string, error) {
+	if h.egress == nil || h.graderPol.Mode != harbor.NetworkAllowlist {
+		return "", nil
+	}
+	if !samePolicy(h.graderPol, h.egress.applied) {
+		if err := h.applyPolicy(ctx, h.graderPol); err != nil {
+			return "", err
+		}
+	}
+	return h.egress.id, nil
 }

@@ -94,3 +94,72 @@ echo 1 > /logs/verifier/reward.txt
 	assert.False(t, strings.Contains(got, "fail:"), got)
 	assertNoLeftovers(t, eng, rec.RunID)
 }
+
+// A verifier's allowlist holds for a grade in a fresh container too: a
+// snapshot grade and a separate verifier join the trial's egress gateway
+// with the verifier's policy in force, reaching the allowed service and not
+// the other, as the live grade does.
+func TestEngineVerifierAllowlist(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	dir := t.TempDir()
+	serve := `["sh", "-c", "mkdir -p /srv && echo $$HOSTNAME > /srv/name.txt && exec python3 -m http.server 8000 -d /srv"]`
+	compose := `services:
+  main:
+    depends_on: [api, other]
+  api:
+    image: ` + FallbackImage + `
+    hostname: api
+    command: ` + serve + `
+    networks: {default: {aliases: [api.allowed.test]}}
+  other:
+    image: ` + FallbackImage + `
+    hostname: other
+    command: ` + serve + `
+    networks: {default: {aliases: [other.denied.test]}}
+`
+	test := `#!/bin/bash
+python3 - <<'PY'
+import socket, time, urllib.request
+ok = False
+for _ in range(50):
+    try:
+        ok = urllib.request.urlopen("http://api.allowed.test:8000/name.txt", timeout=2).read().decode().strip() == "api"
+        break
+    except OSError:
+        time.sleep(0.2)
+try:
+    socket.getaddrinfo("other.denied.test", 8000)
+    denied = False
+except OSError:
+    denied = True
+print("api reached:", ok, "other denied:", denied)
+open("/logs/verifier/reward.txt", "w").write("1" if ok and denied else "0")
+PY
+`
+	for name, verifier := range map[string]string{"shared": "", "separate": "environment_mode = \"separate\"\n"} {
+		task := filepath.Join(dir, name)
+		writeTestFile(t, filepath.Join(task, "task.toml"), "[agent]\ntimeout_sec = 120.0\nnetwork_mode = \"no-network\"\n"+
+			"[verifier]\ntimeout_sec = 60.0\nallowed_hosts = [\"*.allowed.test\"]\n"+verifier)
+		writeTestFile(t, filepath.Join(task, "instruction.md"), "Nothing.\n")
+		writeTestFile(t, filepath.Join(task, "environment", "Dockerfile"), "FROM "+FallbackImage+"\nWORKDIR /app\n")
+		writeTestFile(t, filepath.Join(task, "environment", "docker-compose.yaml"), compose)
+		writeTestFile(t, filepath.Join(task, "solution", "solve.sh"), "#!/bin/bash\necho done > /app/done\n")
+		writeTestFile(t, filepath.Join(task, "tests", "test.sh"), test)
+		if verifier != "" {
+			writeTestFile(t, filepath.Join(task, "tests", "Dockerfile"), "FROM "+FallbackImage+"\nCOPY test.sh /tests/test.sh\nWORKDIR /app\n")
+		}
+	}
+	suiteFile := filepath.Join(dir, "s.yaml")
+	writeTestFile(t, suiteFile, "tasks: [shared, separate]\nvariants: {oracle: {agent: oracle}, snapshot: {agent: oracle, grading: snapshot}}\nretries: 0\nresults: results\n")
+	rec, res := runSuite(t, eng, suiteFile, suite.Options{})
+	for trial, mode := range map[string]string{"shared__oracle__1": "live", "shared__snapshot__1": "snapshot", "separate__oracle__1": "separate"} {
+		r := res[trial]
+		require.NotNil(t, r, trial)
+		out := readFile(t, filepath.Join(rec.Dir, trial, "verifier", "test-stdout.txt"))
+		assert.Equal(t, mode, r.GradePhase.Mode, trial)
+		assert.Contains(t, out, "api reached: True other denied: True", trial)
+		assert.Equal(t, grader.OutcomePassed, r.Outcome, "%s: %s\n%s", trial, r.Error, out)
+	}
+	assertNoLeftovers(t, eng, rec.RunID)
+}

@@ -395,6 +395,13 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	if step.name != "" && len(step.artifacts) > 0 {
 		h.collectStepArtifacts(ctx, step)
 	}
+	_, separate := t.Task.SeparateVerifier()
+	if step.name == "" && (t.Variant.Grading == suite.GradingSnapshot || separate) {
+		var err error
+		if req.NetworkOf, err = h.graderGateway(ctx); err != nil {
+			return grader.Grade{}, err
+		}
+	}
 	if env, ok := t.Task.SeparateVerifier(); ok && step.name == "" {
 		return h.separateGrade(ctx, env, req)
 	}
