@@ -200,7 +200,7 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 	}
 	_, _, spec.Timeout = harbor.Timeouts(t.Task.Config, s.cfg.TimeoutMultiplier)
 	if b := svc.Build; b != nil {
-		spec.ContextDir, spec.Dockerfile = b.Context, b.Dockerfile
+		spec.ContextDir, spec.Dockerfile, spec.Args, spec.Target = b.Context, b.Dockerfile, b.Args, b.Target
 	}
 	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
 		return "", err

@@ -197,12 +197,20 @@ func (d *Docker) prepareBuild(ctx context.Context, spec BuildSpec) (buildInput, 
 	if err != nil {
 		return buildInput{}, fmt.Errorf("read Dockerfile: %w", err)
 	}
-	plan, err := planDockerfile(content, spec.ImageMap)
+	plan, err := planDockerfile(content, spec.ImageMap, spec.Args)
 	if err != nil {
 		return buildInput{}, fmt.Errorf("%s: %w", path, err)
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "flightdeck build context v1\x00dockerfile\x00%s\x00", filepath.ToSlash(name))
+	// Build args and a target are part of what is built (written only
+	// when given, so that other tags stay as they were).
+	for _, k := range slices.Sorted(maps.Keys(spec.Args)) {
+		fmt.Fprintf(h, "arg\x00%s\x00%s\x00", k, spec.Args[k])
+	}
+	if spec.Target != "" {
+		fmt.Fprintf(h, "target\x00%s\x00", spec.Target)
+	}
 	for _, base := range plan.Bases {
 		id, err := d.ensurePresent(ctx, "base image", base, spec.Timeout)
 		if err != nil {
@@ -335,6 +343,13 @@ func (d *Docker) runBuild(ctx context.Context, spec BuildSpec, in buildInput, lo
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
+		Target:      spec.Target,
+	}
+	if len(spec.Args) > 0 {
+		opts.BuildArgs = map[string]*string{}
+		for k, v := range spec.Args {
+			opts.BuildArgs[k] = &v
+		}
 	}
 	if useBuildKit {
 		opts.Labels = in.labels

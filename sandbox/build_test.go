@@ -248,3 +248,36 @@ func TestEnsureImageDockerImageUsedAsIs(t *testing.T) {
 	_, err = d.EnsureImage(ctx, BuildSpec{DockerImage: "flightdeck-test/absent:" + randomHex(4)})
 	assert.ErrorIs(t, err, ErrImageMissing)
 }
+
+// Build args reach the build (a global ARG in FROM too, image map applied)
+// and a target stops the build at its stage; both are part of the tag.
+func TestEnsureImageArgsAndTarget(t *testing.T) {
+	d := newTestEngine(t)
+	requireBaseImage(t, d)
+	ctx := context.Background()
+	missing := "example.invalid/none:" + randomHex(4)
+	dir := envDir(t, "ARG BASE=example.invalid/unset\nFROM ${BASE} AS one\nARG MSG=default\nRUN echo $MSG > /msg\n"+
+		"FROM one AS two\nRUN echo two > /two\nFROM one AS three\nRUN exit 7\n", nil)
+	spec := BuildSpec{Name: testImageName(t), ContextDir: dir, ImageMap: map[string]string{missing: baseImage},
+		Args: map[string]string{"BASE": missing, "MSG": "hello " + randomHex(4)}, Target: "two"}
+	img, err := d.EnsureImage(ctx, spec)
+	require.NoError(t, err, "the failing last stage is not built")
+	removeImageAfter(t, d, img.Ref)
+	assert.Equal(t, []string{missing + "=" + baseImage}, img.Mapped)
+	c := startBase(t, d, ContainerSpec{Image: img.Ref})
+	_, out := run(t, d, c.ID, "cat /msg /two")
+	assert.Equal(t, spec.Args["MSG"]+"\ntwo\n", out)
+
+	other := spec
+	other.Args = map[string]string{"BASE": missing, "MSG": "other"}
+	img2, err := d.EnsureImage(ctx, other)
+	require.NoError(t, err)
+	removeImageAfter(t, d, img2.Ref)
+	assert.NotEqual(t, img.Ref, img2.Ref, "another arg value, another tag")
+	assert.True(t, img2.Built)
+
+	last := spec
+	last.Target = ""
+	_, err = d.EnsureImage(ctx, last)
+	assert.ErrorIs(t, err, ErrBuildFailed, "without the target the last stage is built, and fails")
+}

@@ -47,7 +47,7 @@ func buildkitOnly(instr, flag string) bool {
 // of the Dockerfile, so the two agree. A Dockerfile the build refuses is an
 // error wrapping ErrDockerfile.
 func DockerfileBases(content []byte) ([]string, error) {
-	plan, err := planDockerfile(content, nil)
+	plan, err := planDockerfile(content, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,9 @@ func DockerfileBases(content []byte) ([]string, error) {
 // image map to FROM, COPY --from and RUN --mount=from. Stage names are not
 // images, and neither is scratch. Secret and ssh mounts are refused: they
 // need a client session, which flightdeck does not offer.
-func planDockerfile(content []byte, imageMap map[string]string) (dockerfilePlan, error) {
+// buildArgs are the build's --build-arg values: a global ARG given one
+// takes it, whatever its default.
+func planDockerfile(content []byte, imageMap, buildArgs map[string]string) (dockerfilePlan, error) {
 	res, err := parser.Parse(bytes.NewReader(content))
 	if err != nil {
 		return dockerfilePlan{}, fmt.Errorf("%w: %v", ErrDockerfile, err)
@@ -68,7 +70,7 @@ func planDockerfile(content []byte, imageMap map[string]string) (dockerfilePlan,
 		lines:    strings.Split(string(content), "\n"),
 		imageMap: imageMap,
 		lex:      shell.NewLex(res.EscapeToken),
-		args:     newGlobalArgs(),
+		args:     newGlobalArgs(buildArgs),
 		stages:   map[string]bool{},
 		seen:     map[string]bool{},
 	}
@@ -118,11 +120,12 @@ type planner struct {
 }
 
 // globalArgs are the ARGs declared before the first FROM, valued as the
-// builders value them when no --build-arg is given (flightdeck gives none):
-// a default is expanded with the ARGs before it. It is the environment FROM
-// lines are expanded in.
+// builders value them: the build's --build-arg value when it has one (a
+// compose service's build.args), else the default, expanded with the ARGs
+// before it. It is the environment FROM lines are expanded in.
 type globalArgs struct {
 	values map[string]string
+	given  map[string]string // the build's --build-arg values
 	// unknown names the ARGs whose value depends on the builder: the
 	// platform ARGs BuildKit defines, ARGs whose default uses them, and
 	// ARGs declared again without a default (BuildKit keeps the value, the
@@ -130,8 +133,8 @@ type globalArgs struct {
 	unknown map[string]bool
 }
 
-func newGlobalArgs() *globalArgs {
-	g := &globalArgs{values: map[string]string{}, unknown: map[string]bool{}}
+func newGlobalArgs(given map[string]string) *globalArgs {
+	g := &globalArgs{values: map[string]string{}, unknown: map[string]bool{}, given: given}
 	for _, name := range []string{
 		"BUILDPLATFORM", "BUILDOS", "BUILDOSVERSION", "BUILDARCH", "BUILDVARIANT",
 		"TARGETPLATFORM", "TARGETOS", "TARGETOSVERSION", "TARGETARCH", "TARGETVARIANT", "TARGETSTAGE",
@@ -152,6 +155,11 @@ func (g *globalArgs) Keys() []string { return slices.Sorted(maps.Keys(g.values))
 // declare reads one word of an ARG instruction: NAME or NAME=default.
 func (g *globalArgs) declare(lex *shell.Lex, word string) {
 	name, def, ok := strings.Cut(word, "=")
+	if v, given := g.given[name]; given {
+		g.values[name] = v
+		delete(g.unknown, name)
+		return
+	}
 	if !ok {
 		if _, set := g.values[name]; set {
 			delete(g.values, name)

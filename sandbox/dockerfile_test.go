@@ -14,6 +14,7 @@ var planDockerfileCases = []struct {
 	name       string
 	dockerfile string
 	imageMap   map[string]string
+	buildArgs  map[string]string
 	bases      []string
 	mapped     []string
 	buildkit   []string
@@ -80,6 +81,21 @@ var planDockerfileCases = []struct {
 		content:    "#\nFROM flightdeck/base:bookworm\n",
 	},
 	{
+		name:       "a build arg sets a global ARG over its default",
+		dockerfile: "ARG BASE=python:3.12-slim\nFROM ${BASE}\n",
+		imageMap:   planDockerfileBaseMap,
+		buildArgs:  map[string]string{"BASE": "busybox"},
+		bases:      []string{"flightdeck/base:bookworm"},
+		mapped:     []string{"busybox=flightdeck/base:bookworm"},
+		content:    "ARG BASE=python:3.12-slim\nFROM flightdeck/base:bookworm\n",
+	},
+	{
+		name:       "a build arg gives a global ARG without a default its value",
+		dockerfile: "ARG BASE\nFROM $BASE\n",
+		buildArgs:  map[string]string{"BASE": "flightdeck/base:bookworm"},
+		bases:      []string{"flightdeck/base:bookworm"},
+	},
+	{
 		name:       "bases listed once",
 		dockerfile: "FROM python:3.12-slim\nFROM flightdeck/base:bookworm\n",
 		imageMap:   planDockerfileBaseMap,
@@ -92,7 +108,7 @@ var planDockerfileCases = []struct {
 func TestPlanDockerfile(t *testing.T) {
 	for _, tc := range planDockerfileCases {
 		t.Run(tc.name, func(t *testing.T) {
-			plan, err := planDockerfile([]byte(tc.dockerfile), tc.imageMap)
+			plan, err := planDockerfile([]byte(tc.dockerfile), tc.imageMap, tc.buildArgs)
 			require.NoError(t, err)
 			assert.Equal(t, tc.bases, plan.Bases)
 			assert.Equal(t, tc.mapped, plan.Mapped)
@@ -118,7 +134,7 @@ func TestPlanDockerfileRefuses(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := planDockerfile([]byte(tc.dockerfile), nil)
+			_, err := planDockerfile([]byte(tc.dockerfile), nil, nil)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrDockerfile)
 			assert.Contains(t, err.Error(), tc.want)
@@ -272,7 +288,7 @@ func FuzzDockerfileBases(f *testing.F) {
 		for _, b := range bases {
 			m[b] = to
 		}
-		plan, err := planDockerfile([]byte(dockerfile), m)
+		plan, err := planDockerfile([]byte(dockerfile), m, nil)
 		require.NoError(t, err)
 		for _, b := range plan.Bases {
 			if b != to {
@@ -288,7 +304,7 @@ func FuzzPlanDockerfile(f *testing.F) {
 	f.Add("FROM a \\\n  AS b\nRUN <<EOT\nx\nEOT\n")
 	m := map[string]string{"python:3.12": "flightdeck/base:bookworm", "busybox": "flightdeck/base:bookworm", "b": "c"}
 	f.Fuzz(func(t *testing.T, dockerfile string) {
-		plan, err := planDockerfile([]byte(dockerfile), m)
+		plan, err := planDockerfile([]byte(dockerfile), m, nil)
 		if err != nil {
 			return
 		}
@@ -296,7 +312,7 @@ func FuzzPlanDockerfile(f *testing.F) {
 		if got, want := strings.Count(string(plan.Content), "\n"), strings.Count(dockerfile, "\n"); got != want {
 			t.Fatalf("rewritten Dockerfile has %d lines, the original %d", got, want)
 		}
-		if _, err := planDockerfile(plan.Content, nil); err != nil && len(plan.Mapped) > 0 {
+		if _, err := planDockerfile(plan.Content, nil, nil); err != nil && len(plan.Mapped) > 0 {
 			t.Fatalf("rewritten Dockerfile does not parse: %v\n%s", err, plan.Content)
 		}
 	})

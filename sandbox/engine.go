@@ -139,6 +139,8 @@ type BuildSpec struct {
 	Name        string            // the repository part of the tag: flightdeck/<Name>:<digest16>
 	ContextDir  string            // environment/, sent as a deterministic context
 	Dockerfile  string            // relative to ContextDir; default "Dockerfile"
+	Args        map[string]string // --build-arg values (a compose service's build.args)
+	Target      string            // the stage to build; "" for the last
 	DockerImage string            // when set, used as it is (after ImageMap): no build
 	ImageMap    map[string]string // image reference → local image, applied to FROM and DockerImage
 	Timeout     time.Duration     // build timeout; 0: none

@@ -53,8 +53,10 @@ type ComposeService struct {
 
 // ComposeBuild is a service built from a Dockerfile inside the task.
 type ComposeBuild struct {
-	Context    string // absolute, inside the task directory
-	Dockerfile string // relative to Context
+	Context    string            // absolute, inside the task directory
+	Dockerfile string            // relative to Context
+	Args       map[string]string // build.args; one given without a value takes the task's env's
+	Target     string            // build.target: the stage to build
 }
 
 // ComposeHealthcheck is a service's healthcheck.
@@ -154,7 +156,7 @@ func loadCompose(taskDir, path string, env map[string]string) (*Compose, []issue
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rel, _ := filepath.Rel(taskDir, path)
-	cv := composeConverter{taskDir: taskDir, file: filepath.ToSlash(rel)}
+	cv := composeConverter{taskDir: taskDir, file: filepath.ToSlash(rel), vars: vars}
 	c := &Compose{File: path}
 	for name, vol := range project.Volumes {
 		if vol.External {
@@ -197,6 +199,7 @@ func loadCompose(taskDir, path string, env map[string]string) (*Compose, []issue
 type composeConverter struct {
 	taskDir string
 	file    string
+	vars    map[string]string // the variables the file was loaded with
 	issues  []issue
 }
 
@@ -281,8 +284,8 @@ func (cv *composeConverter) refusals(s types.ServiceConfig) {
 			break
 		}
 	}
-	if s.Build != nil && (len(s.Build.Args) > 0 || s.Build.Target != "" || s.Build.DockerfileInline != "") {
-		cv.refuse(s.Name, "build", "build args, targets and inline Dockerfiles are not supported yet: give the service a Dockerfile of its own")
+	if s.Build != nil && s.Build.DockerfileInline != "" {
+		cv.refuse(s.Name, "build.dockerfile_inline", "inline Dockerfiles are not supported yet: give the service a Dockerfile of its own")
 	}
 	if len(s.Secrets) > 0 || len(s.Configs) > 0 {
 		cv.refuse(s.Name, "secrets/configs", "not supported yet: put the files in the service's build context")
@@ -308,7 +311,22 @@ func (cv *composeConverter) build(s types.ServiceConfig) *ComposeBuild {
 		}
 		df = rel
 	}
-	return &ComposeBuild{Context: ctxDir, Dockerfile: df}
+	b := &ComposeBuild{Context: ctxDir, Dockerfile: df, Target: s.Build.Target}
+	for k, v := range s.Build.Args {
+		// A name without a value takes the variable's value where compose
+		// runs (here: the task's env), and is left out when it has none.
+		val, ok := cv.vars[k]
+		if v != nil {
+			val, ok = *v, true
+		}
+		if ok {
+			if b.Args == nil {
+				b.Args = map[string]string{}
+			}
+			b.Args[k] = val
+		}
+	}
+	return b
 }
 
 // volume converts a mount: a named volume, or a bind of a path inside the
