@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -156,7 +157,7 @@ func loadCompose(taskDir, path string, env map[string]string) (*Compose, []issue
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rel, _ := filepath.Rel(taskDir, path)
-	cv := composeConverter{taskDir: taskDir, file: filepath.ToSlash(rel), vars: vars}
+	cv := composeConverter{taskDir: taskDir, file: filepath.ToSlash(rel), vars: vars, secrets: project.Secrets, configs: project.Configs}
 	c := &Compose{File: path}
 	for name, vol := range project.Volumes {
 		if vol.External {
@@ -200,6 +201,8 @@ type composeConverter struct {
 	taskDir string
 	file    string
 	vars    map[string]string // the variables the file was loaded with
+	secrets types.Secrets     // the file's top-level secrets and configs
+	configs types.Configs
 	issues  []issue
 }
 
@@ -249,7 +252,45 @@ func (cv *composeConverter) service(s types.ServiceConfig) ComposeService {
 			out.Volumes = append(out.Volumes, m)
 		}
 	}
+	for _, sec := range s.Secrets {
+		if m, ok := cv.fileObject(s.Name, "secrets", types.FileObjectConfig(cv.secrets[sec.Source]), sec.Source, sec.Target, "/run/secrets/"); ok {
+			out.Volumes = append(out.Volumes, m)
+		}
+	}
+	for _, c := range s.Configs {
+		if m, ok := cv.fileObject(s.Name, "configs", types.FileObjectConfig(cv.configs[c.Source]), c.Source, c.Target, "/"); ok {
+			out.Volumes = append(out.Volumes, m)
+		}
+	}
 	return out
+}
+
+// fileObject mounts a secret or config from a file of the task, read-only,
+// where compose mounts it: at its target, a relative one (or the name, when
+// it has none) under dir. One from the environment, inline content or
+// outside the trial is refused.
+func (cv *composeConverter) fileObject(service, key string, def types.FileObjectConfig, name, target, dir string) (ComposeVolume, bool) {
+	switch {
+	case def.Name == "" && def.File == "" && def.Environment == "" && def.Content == "" && !bool(def.External):
+		cv.refuse(service, key, fmt.Sprintf("%q is not declared at the top level", name))
+		return ComposeVolume{}, false
+	case bool(def.External):
+		cv.refuse(service, key, fmt.Sprintf("%q is external: a trial gets only what its task holds", name))
+		return ComposeVolume{}, false
+	case def.File == "":
+		cv.refuse(service, key, fmt.Sprintf("%q: only a file of the task is supported (not environment or content)", name))
+		return ComposeVolume{}, false
+	case !cv.inside(def.File):
+		cv.refuse(service, key, fmt.Sprintf("%q: %s is outside the task directory", name, def.File))
+		return ComposeVolume{}, false
+	}
+	if target == "" {
+		target = name
+	}
+	if !path.IsAbs(target) {
+		target = dir + target
+	}
+	return ComposeVolume{HostPath: def.File, Target: target, ReadOnly: true}, true
 }
 
 func (cv *composeConverter) refusals(s types.ServiceConfig) {
@@ -286,9 +327,6 @@ func (cv *composeConverter) refusals(s types.ServiceConfig) {
 	}
 	if s.Build != nil && s.Build.DockerfileInline != "" {
 		cv.refuse(s.Name, "build.dockerfile_inline", "inline Dockerfiles are not supported yet: give the service a Dockerfile of its own")
-	}
-	if len(s.Secrets) > 0 || len(s.Configs) > 0 {
-		cv.refuse(s.Name, "secrets/configs", "not supported yet: put the files in the service's build context")
 	}
 }
 

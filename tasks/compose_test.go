@@ -1,0 +1,75 @@
+package tasks
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A service's secrets and configs from files of the task are mounted
+// read-only where compose mounts them; its build args and target are kept.
+func TestLoadComposeSecretsConfigsBuild(t *testing.T) {
+	dir := t.TempDir()
+	env := filepath.Join(dir, "environment")
+	require.NoError(t, os.MkdirAll(filepath.Join(env, "svc"), 0o755))
+	for _, f := range []string{"token.txt", "app.conf", "svc/Dockerfile"} {
+		require.NoError(t, os.WriteFile(filepath.Join(env, f), []byte("x\n"), 0o644))
+	}
+	file := filepath.Join(env, "docker-compose.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`services:
+  svc:
+    build:
+      context: ./svc
+      target: run
+      args: {A: one, B: null, C: null}
+    secrets: [token, {source: token, target: other}, {source: token, target: /etc/abs}]
+    configs: [conf, {source: conf, target: /etc/app.conf}]
+secrets:
+  token: {file: ./token.txt}
+configs:
+  conf: {file: ./app.conf}
+`), 0o644))
+	c, issues, err := loadCompose(dir, file, map[string]string{"B": "from-env"})
+	require.NoError(t, err)
+	require.Empty(t, issues)
+	require.Len(t, c.Services, 1)
+	s := c.Services[0]
+	require.NotNil(t, s.Build)
+	assert.Equal(t, map[string]string{"A": "one", "B": "from-env"}, s.Build.Args, "C has no value anywhere: left out")
+	assert.Equal(t, "run", s.Build.Target)
+	token, conf := filepath.Join(env, "token.txt"), filepath.Join(env, "app.conf")
+	assert.Equal(t, []ComposeVolume{
+		{HostPath: token, Target: "/run/secrets/token", ReadOnly: true},
+		{HostPath: token, Target: "/run/secrets/other", ReadOnly: true},
+		{HostPath: token, Target: "/etc/abs", ReadOnly: true},
+		{HostPath: conf, Target: "/conf", ReadOnly: true},
+		{HostPath: conf, Target: "/etc/app.conf", ReadOnly: true},
+	}, s.Volumes)
+}
+
+func TestLoadComposeRefusesSecrets(t *testing.T) {
+	tests := []struct{ name, top, field, words string }{
+		{"environment", "secrets:\n  s: {environment: HOME}\n", "services.svc.secrets", "only a file of the task"},
+		{"external", "secrets:\n  s: {external: true}\n", "services.svc.secrets", "external"},
+		{"outside", "secrets:\n  s: {file: /etc/passwd}\n", "services.svc.secrets", "outside the task directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := filepath.Join(dir, "environment")
+			require.NoError(t, os.MkdirAll(env, 0o755))
+			file := filepath.Join(env, "docker-compose.yaml")
+			require.NoError(t, os.WriteFile(file, []byte("services:\n  svc:\n    image: x\n    secrets: [s]\n"+tc.top), 0o644))
+			_, issues, err := loadCompose(dir, file, nil)
+			require.NoError(t, err)
+			require.Len(t, issues, 1)
+			assert.Equal(t, tc.field, issues[0].field)
+			assert.Equal(t, "compose.secrets", issues[0].rule)
+			assert.Contains(t, issues[0].message, tc.words)
+			assert.Contains(t, issues[0].message, `service "svc"`)
+		})
+	}
+}
