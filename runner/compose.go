@@ -11,6 +11,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -194,14 +195,8 @@ func (h *trialNet) serviceLog(name string) string {
 // are) or finds its image: locally, through the image map.
 func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
 	s, t := h.s, h.t
-	spec := sandbox.BuildSpec{
-		Name: t.Task.ID + "-" + svc.Name, DockerImage: svc.Image, ImageMap: s.images.currentMap(),
-		LogPath: filepath.Join(h.trialAttempt.dir, servicesDir, svc.Name+".build.log"),
-	}
-	_, _, spec.Timeout = harbor.Timeouts(t.Task.Config, s.cfg.TimeoutMultiplier)
-	if b := svc.Build; b != nil {
-		spec.ContextDir, spec.Dockerfile, spec.Args, spec.Target = b.Context, b.Dockerfile, b.Args, b.Target
-	}
+	spec := serviceBuildSpec(t.Task, svc, s.images.currentMap(), s.cfg.TimeoutMultiplier,
+		filepath.Join(h.trialAttempt.dir, servicesDir, svc.Name+".build.log"))
 	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
 		return "", err
 	}
@@ -209,7 +204,18 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 	if err != nil {
 		return "", fmt.Errorf("image of service %s: %w", svc.Name, err)
 	}
+	s.touchImage(img.Ref)
 	return img.Ref, nil
+}
+
+// serviceBuildSpec is how a compose service's image is built or found.
+func serviceBuildSpec(t *tasks.Task, svc tasks.ComposeService, imageMap map[string]string, mult suite.Multipliers, logPath string) sandbox.BuildSpec {
+	spec := sandbox.BuildSpec{Name: t.ID + "-" + svc.Name, DockerImage: svc.Image, ImageMap: imageMap, LogPath: logPath}
+	_, _, spec.Timeout = harbor.Timeouts(t.Config, mult)
+	if b := svc.Build; b != nil {
+		spec.ContextDir, spec.Dockerfile, spec.Args, spec.Target = b.Context, b.Dockerfile, b.Args, b.Target
+	}
+	return spec
 }
 
 func engineHealthcheck(hc *tasks.ComposeHealthcheck) *sandbox.Healthcheck {

@@ -67,6 +67,7 @@ func (h *trialNet) startEgress(ctx context.Context, network string, aliases []st
 	if err != nil {
 		return fmt.Errorf("the egress gateway's image: %w", err)
 	}
+	s.touchImage(img.Ref)
 	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
 		Image: img.Ref, Name: "egress-" + t.ID, RunID: s.runID, TrialID: t.ID, NetAdmin: true,
 		Network: routeOut,

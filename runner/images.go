@@ -28,6 +28,7 @@ type taskImages struct {
 	logDir   string  // build logs, one per task
 	mult     float64 // build timeout multiplier
 	report   func(line string)
+	touch    func(ref string) // records a use of an image; nil: none
 
 	mu        sync.Mutex
 	builds    map[string]*imageBuild // by task dir
@@ -57,6 +58,9 @@ func (s *taskImages) get(ctx context.Context, t *tasks.Task) (sandbox.Image, str
 		s.builds[t.Dir] = b
 		s.mu.Unlock()
 		b.img, b.log, b.err = s.ensure(ctx, t)
+		if b.err == nil && s.touch != nil {
+			s.touch(b.img.Ref)
+		}
 		if b.err != nil && (sandbox.IsEngineError(b.err) || ctx.Err() != nil) {
 			s.mu.Lock()
 			delete(s.builds, t.Dir)

@@ -14,6 +14,7 @@ import (
 	"github.com/flightdeck/flightdeck/internal/hostpath"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -29,7 +30,14 @@ func resolve(ctx context.Context, s *suite.Suite, opts suite.Options) (suite.Con
 	cfg := suite.Config{
 		Suite: s.Name, SuiteFile: s.File, Attempts: s.Attempts, Concurrency: s.Concurrency,
 		Retries: s.Retries, TimeoutMultiplier: s.TimeoutMultiplier, NoCache: opts.NoCache, Keep: opts.Keep,
-		RewardKey: s.RewardKey,
+		RewardKey: s.RewardKey, ImageBudget: s.ImageBudget,
+	}
+	if v := getenv(imagecache.BudgetEnv); cfg.ImageBudget == 0 && v != "" {
+		n, err := imagecache.ParseSize(v)
+		if err != nil {
+			return suite.Config{}, suite.UsageErrorf("%s: %v", imagecache.BudgetEnv, err)
+		}
+		cfg.ImageBudget = n
 	}
 	if cfg.Suite == "" {
 		cfg.Suite = strings.TrimSuffix(filepath.Base(s.File), filepath.Ext(s.File))

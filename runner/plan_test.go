@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -77,7 +78,8 @@ func TestResolveErrors(t *testing.T) {
 		{"empty variant", "tasks: [answer]\nvariants: {treatment: {}}\n", suite.Options{}, "variant treatment is empty: give it an agent"},
 		{"unknown --variant", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Variants: []string{"x"}}, "--variant x: the suite has no such variant (it has o)"},
 		{"bad --image-map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{ImageMap: []string{"a"}}, `--image-map "a"`},
-		{"bad env map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: func(string) string { return "x" }}, imageMapEnv},
+		{"bad env map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(imageMapEnv, "x")}, imageMapEnv},
+		{"bad env budget", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(imagecache.BudgetEnv, "big")}, `FLIGHTDECK_IMAGE_BUDGET: "big" is not a size`},
 		{"filtered to nothing", "tasks: [answer]\nexclude: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{}, "no task is left"},
 	}
 	for _, tc := range tests {
@@ -245,4 +247,25 @@ func TestPlanTrialsSpecs(t *testing.T) {
 func TestTrialID(t *testing.T) {
 	assert.Equal(t, "semver__oracle__1", trialID("semver", "oracle", 1))
 	assert.Equal(t, "a-b-c__v__12", trialID("a/b c", "v", 12))
+}
+
+// onlyEnv is an environment with one variable.
+func onlyEnv(key, value string) func(string) string {
+	return func(k string) string {
+		if k == key {
+			return value
+		}
+		return ""
+	}
+}
+
+func TestResolveImageBudget(t *testing.T) {
+	s := fixtureSuite(t, "tasks: [answer]\nvariants: {o: {agent: oracle}}\n")
+	cfg, err := resolve(t.Context(), s, suite.Options{Cwd: t.TempDir(), Retries: -1, Getenv: onlyEnv(imagecache.BudgetEnv, "2GB")})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2<<30), cfg.ImageBudget, "from the environment")
+	s = fixtureSuite(t, "tasks: [answer]\nvariants: {o: {agent: oracle}}\nimage_budget: 5GB\n")
+	cfg, err = resolve(t.Context(), s, suite.Options{Cwd: t.TempDir(), Retries: -1, Getenv: onlyEnv(imagecache.BudgetEnv, "2GB")})
+	require.NoError(t, err)
+	assert.Equal(t, int64(5<<30), cfg.ImageBudget, "the suite's wins")
 }

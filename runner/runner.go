@@ -43,6 +43,9 @@ type Runner struct {
 	TTY      bool      // Progress is a terminal: one live status line
 	Version  string    // flightdeck's version, recorded in run.json
 	Owner    sandbox.Owner
+	// ImageIndex is the directory of the image index, where each run
+	// records its uses of task images for the cache's eviction ("": none).
+	ImageIndex string
 }
 
 // Request is one run to make.
@@ -197,6 +200,9 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 	if s.images != nil {
 		rec.FallbackImages = mergeStrings(rec.FallbackImages, s.images.fallbackPairs())
 	}
+	if !interrupted {
+		s.enforceBudget(ctx, rec)
+	}
 	s.finishRecord(rec, trials, interrupted)
 	if err := results.WriteJSONFile(filepath.Join(s.dir, results.RunFile), rec); err != nil {
 		return rec, err
@@ -338,6 +344,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord) error {
 	}
 	s.eng = eng
 	s.images = newTaskImages(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
+	s.images.touch = s.touchImage
 	s.seeds = newSeeds(filepath.Join(s.dir, workDirName, "seeds"))
 	return nil
 }

@@ -92,6 +92,7 @@ func (h *harborTrial) verifierImage(ctx context.Context, env tasks.EnvConfig) (s
 	if err != nil {
 		return "", fmt.Errorf("the separate verifier's image: %w", err)
 	}
+	s.touchImage(img.Ref)
 	return img.Ref, nil
 }
 

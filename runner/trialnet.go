@@ -57,12 +57,7 @@ func newTrialNet(a *trialAttempt, native bool) (*trialNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	if n.composeFile, err = task.LoadCompose(vars); err != nil {
+	if n.composeFile, err = task.LoadCompose(envVars(env)); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -90,4 +85,14 @@ func (n *trialNet) nativeGraderService() *sandbox.ServiceSpec {
 		svc.Aliases, svc.Hostname = nil, ""
 	}
 	return svc
+}
+
+// envVars makes "K=V" pairs a map.
+func envVars(env []string) map[string]string {
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	return vars
 }

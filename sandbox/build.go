@@ -178,7 +178,7 @@ func (d *Docker) buildImage(ctx context.Context, spec BuildSpec) (Image, error) 
 			}
 		}
 	}
-	img.Mapped = in.plan.Mapped
+	img.Mapped, img.Bases = in.plan.Mapped, in.plan.Bases
 	return img, nil
 }
 

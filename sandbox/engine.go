@@ -155,6 +155,9 @@ type Image struct {
 	ContextDigest string   // sha256:... of the build context; empty for docker_image
 	Built         bool     // false when an existing image was reused
 	Mapped        []string // "from=to" image-map substitutions applied
+	// Bases are the images the build starts from (the image map applied):
+	// its content tag depends on their IDs.
+	Bases []string
 }
 
 // ImageInfo is what flightdeck reads of an image's config.

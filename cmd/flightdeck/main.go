@@ -48,6 +48,8 @@ func commands() []command {
 		{"run", "run a suite of trials (default: local.yaml)", runRun},
 		{"report", "print a run's outcomes and spec verdicts", runReport},
 		{"spec", "record a person's verdict on a pending spec", runSpec},
+		{"build", "build every task image of a suite or dataset, in parallel", runBuild},
+		{"images", "list, prune, save and load the cached task images", runImages},
 		{"gc", "remove flightdeck's leftover containers and images", runGC},
 		{"hangar", "export tasks as hangar experiments", runHangar},
 		{"version", "print flightdeck's version", runVersion},

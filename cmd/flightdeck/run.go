@@ -119,6 +119,8 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 		TTY:      isTerminal(env.stderr),
 		Version:  version,
 		Owner:    sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()},
+		// Each run records its uses of task images for the image cache.
+		ImageIndex: imageIndexDir(),
 	}
 	defer func() {
 		for _, d := range opened {

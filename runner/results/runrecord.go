@@ -43,7 +43,9 @@ type RunRecord struct {
 	Variants       []VariantStats      `json:"variants"`
 	Expectations   []string            `json:"expectations_failed,omitempty"` // trials whose variant's expectation failed
 	Tampered       []string            `json:"tampered,omitempty"`            // trials the tamper inspector flagged: "trial: kind path, ..."
-	ExitCode       int                 `json:"exit_code"`
+	// Images is what the run's image budget did at its end; nil without one.
+	Images   *ImageBudget `json:"images,omitempty"`
+	ExitCode int          `json:"exit_code"`
 }
 
 // Versions of what ran the run.
@@ -124,4 +126,38 @@ func FillRecord(rec *RunRecord, variants []suite.Variant, attempts int, results 
 	if infra || len(rec.Expectations) > 0 || len(rec.NotRun) > 0 || len(rec.Refused) > 0 {
 		rec.ExitCode = 1
 	}
+}
+
+// ImageBudget is the image cache's state when a run's image budget was
+// enforced: sizes in bytes, the sum of the task images' own layers (not
+// their base images', which flightdeck does not evict).
+type ImageBudget struct {
+	Budget  int64    `json:"budget"`
+	Before  int64    `json:"before"`
+	After   int64    `json:"after"`
+	Freed   int64    `json:"freed"`
+	Evicted []string `json:"evicted,omitempty"`
+}
+
+// Line says what the budget did, in one line.
+func (b ImageBudget) Line() string {
+	if len(b.Evicted) == 0 {
+		return fmt.Sprintf("images: %s cached, within the budget of %s", humanBytes(b.After), humanBytes(b.Budget))
+	}
+	return fmt.Sprintf("images: evicted %d least recently used (%s) to fit the budget of %s; %s cached",
+		len(b.Evicted), humanBytes(b.Freed), humanBytes(b.Budget), humanBytes(b.After))
+}
+
+// humanBytes writes a size in binary units: 1.2GiB.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -57,6 +57,10 @@ type Config struct {
 	// RewardKey is the key of reward.json that decides each trial's reward
 	// (the suite's reward_key:); "": the reward key, else the lowest key.
 	RewardKey string `json:"reward_key,omitempty"`
+	// ImageBudget bounds the cached task images' size at the end of the
+	// run (the suite's image_budget:, else $FLIGHTDECK_IMAGE_BUDGET); 0:
+	// no bound.
+	ImageBudget int64 `json:"image_budget,omitempty"`
 }
 
 // UsageError is a mistake in the suite, the flags or the tasks they name:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flightdeck/flightdeck/internal/hostpath"
+	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -54,6 +55,9 @@ type Suite struct {
 	// RewardKey names the key of reward.json that decides each trial's
 	// reward; "": the "reward" key, else the lowest of the keys.
 	RewardKey string
+	// ImageBudget bounds the cached task images' size (bytes; 0: no
+	// bound): enforced at the end of each run, least recently used first.
+	ImageBudget int64
 	// Tamper is what a trial the tamper inspector flags becomes, for the
 	// variants that do not say: "flag" (the default: recorded, reward
 	// kept) or "fail".
@@ -223,7 +227,7 @@ func (p suiteParser) fields(m *yaml.Node, what string, f func(key string, k, v *
 }
 
 var suiteKeys = []string{"name", "tasks", "include", "exclude", "variants", "attempts", "concurrency",
-	"retries", "timeout_multiplier", "images", "specs", "results", "registry", "dataset", "reward_key", "tamper"}
+	"retries", "timeout_multiplier", "images", "specs", "results", "registry", "dataset", "reward_key", "tamper", "image_budget"}
 
 func (p suiteParser) suiteKey(s *Suite, key string, v *yaml.Node) error {
 	switch key {
@@ -269,6 +273,17 @@ func (p suiteParser) suiteKey(s *Suite, key string, v *yaml.Node) error {
 		if s.Tamper != TamperFlag && s.Tamper != TamperFail && s.Tamper != TamperOff {
 			return p.errf(v, "tamper: want %q, %q or %q, not %q", TamperFlag, TamperFail, TamperOff, s.Tamper)
 		}
+		return nil
+	case "image_budget":
+		var size string
+		if err := p.str(v, "image_budget", &size); err != nil {
+			return err
+		}
+		n, err := imagecache.ParseSize(size)
+		if err != nil || n == 0 {
+			return p.errf(v, "image_budget: %q is not a size above 0 (for example 20GB, 500MiB)", size)
+		}
+		s.ImageBudget = n
 		return nil
 	case "reward_key":
 		if err := p.str(v, "reward_key", &s.RewardKey); err != nil {

@@ -30,6 +30,7 @@ images: {"python:3.12-slim": "flightdeck/base:bookworm"}
 specs: [specs/]
 results: out
 reward_key: correctness
+image_budget: 20GB
 `), "/suites/local.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, "local", s.Name)
@@ -43,6 +44,7 @@ reward_key: correctness
 	assert.Equal(t, map[string]string{"python:3.12-slim": "flightdeck/base:bookworm"}, s.Images)
 	assert.Equal(t, "out", s.Results)
 	assert.Equal(t, "correctness", s.RewardKey)
+	assert.Equal(t, int64(20<<30), s.ImageBudget)
 	var names []string
 	for _, v := range s.Variants {
 		names = append(names, v.Name)
@@ -94,6 +96,8 @@ func TestParseSuiteErrors(t *testing.T) {
 		{"reward_key with a space", "variants: {o: {agent: oracle}}\nreward_key: \"tests passed\"\n", `s.yaml:2: reward_key: "tests passed" is not a key name`},
 		{"reward_key a list", "variants: {o: {agent: oracle}}\nreward_key: [a, b]\n", "s.yaml:2: reward_key must be a string"},
 		{"reward_key null", "variants: {o: {agent: oracle}}\nreward_key:\n", "s.yaml:2: reward_key must be a string"},
+		{"image_budget not a size", "variants: {o: {agent: oracle}}\nimage_budget: lots\n", `s.yaml:2: image_budget: "lots" is not a size above 0`},
+		{"image_budget zero", "variants: {o: {agent: oracle}}\nimage_budget: 0\n", `s.yaml:2: image_budget: "0" is not a size above 0`},
 		{"bad tamper", "variants: {o: {agent: oracle}}\ntamper: strict\n", `s.yaml:2: tamper: want "flag", "fail" or "off", not "strict"`},
 		{"bad variant tamper", "variants: {o: {agent: oracle, tamper: yes}}\n", `variant o: tamper must be "flag", "fail" or "off", not "yes"`},
 		{"empty", "", "the suite is empty"},

@@ -1,0 +1,562 @@
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/flightdeck/flightdeck/runner"
+	"github.com/flightdeck/flightdeck/runner/imagecache"
+	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/sandbox"
+)
+
+func runImages(ctx context.Context, env *cliEnv, args []string) int {
+	subs := []command{
+		{"ls", "list the cached task images: size, when built, when last used and by which runs", runImagesLs},
+		{"prune", "evict cached task images, least recently used first: --max-size, --older-than", runImagesPrune},
+		{"save", "write the task images of a suite or dataset (and their bases) into one bundle", runImagesSave},
+		{"load", "load a bundle that images save wrote, and check it", runImagesLoad},
+	}
+	return group{name: "flightdeck images", word: "subcommand", subs: subs,
+		usage: subcommandUsage("flightdeck images SUBCOMMAND [flags]", subs)}.dispatch(ctx, env, args)
+}
+
+// imageIndexDir is where runs record their uses of task images.
+func imageIndexDir() string {
+	dir, err := imagecache.DefaultDir(os.Getenv)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// openImageStore connects to the engine for the images commands.
+func openImageStore(ctx context.Context, env *cliEnv, name string) (*sandbox.Docker, bool) {
+	d, err := sandbox.New(ctx)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
+		return nil, false
+	}
+	return d, true
+}
+
+func runImagesLs(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "images ls", "images ls [--json]", "flightdeck images ls")
+	asJSON := fs.Bool("json", false, "print the list as JSON")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "flightdeck images ls: takes no arguments, got %q\n", fs.Args())
+		return exitUsage
+	}
+	d, ok := openImageStore(ctx, env, "images ls")
+	if !ok {
+		return exitUsage
+	}
+	defer d.Close()
+	list, err := runner.CachedImages(ctx, d, imageIndexDir())
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck images ls: %v\n", err)
+		return exitFindings
+	}
+	slices.SortFunc(list, func(a, b runner.CachedImage) int { return b.LastUsed.Compare(a.LastUsed) })
+	if *asJSON {
+		type row struct {
+			Ref      string    `json:"ref"`
+			ID       string    `json:"id"`
+			Size     int64     `json:"size"`
+			Created  time.Time `json:"created"`
+			LastUsed time.Time `json:"last_used"`
+			Runs     []string  `json:"runs,omitempty"`
+			InUse    bool      `json:"in_use"`
+		}
+		rows := []row{}
+		for _, c := range list {
+			rows = append(rows, row{c.Ref, c.ID, c.Size, c.Created, c.LastUsed, c.Runs, c.InUse})
+		}
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rows)
+		return exitOK
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IMAGE\tSIZE\tCREATED\tLAST USED\tRUNS")
+	var total int64
+	for _, c := range list {
+		used := "never (built " + ago(now, c.Created) + ")"
+		if c.Used {
+			used = ago(now, c.LastUsed)
+		}
+		if c.InUse {
+			used += ", in use"
+		}
+		runs := strings.Join(c.Runs, " ")
+		if runs == "" {
+			runs = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Ref, imagecache.HumanSize(c.Size), ago(now, c.Created), used, runs)
+		total += c.Size
+	}
+	tw.Flush()
+	fmt.Fprintf(env.stdout, "%d images, %s of their own layers (SIZE: what removing one frees; base images not counted)\n", len(list), imagecache.HumanSize(total))
+	return exitOK
+}
+
+// ago says how long before now t was: 3m ago, 2h ago, 4d ago.
+func ago(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// parseAge reads a duration as Go writes one, with days too: 36h, 7d.
+func parseAge(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.ParseFloat(n, 64)
+		if err == nil && days > 0 {
+			return time.Duration(days * float64(24*time.Hour)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not an age (for example 36h, 7d)", s)
+	}
+	return d, nil
+}
+
+func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "images prune", "images prune [--max-size SIZE] [--older-than AGE]",
+		"flightdeck images prune --max-size 20GB\n  flightdeck images prune --older-than 14d")
+	maxSize := fs.String("max-size", "", "evict least recently used task images until the rest fit in SIZE (20GB, 500MiB)")
+	olderThan := fs.String("older-than", "", "evict task images not used for longer than AGE (36h, 7d)")
+	match := fs.String("match", "", "consider only images whose name matches this glob (flightdeck/swe-*); sizes are theirs alone")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	var p imagecache.Policy
+	var err error
+	if *maxSize != "" {
+		if p.MaxSize, err = imagecache.ParseSize(*maxSize); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck images prune: --max-size: %v\n", err)
+			return exitUsage
+		}
+		if p.MaxSize == 0 {
+			p.MaxSize = 1 // 0 means no bound to the policy: evict everything not in use
+		}
+	}
+	if *olderThan != "" {
+		if p.OlderThan, err = parseAge(*olderThan); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck images prune: --older-than: %v\n", err)
+			return exitUsage
+		}
+	}
+	if *match != "" {
+		if _, err := path.Match(*match, ""); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck images prune: --match %q: %v\n", *match, err)
+			return exitUsage
+		}
+		glob := *match
+		p.Match = func(ref string) bool {
+			name, _, _ := strings.Cut(ref, ":")
+			ok, _ := path.Match(glob, name)
+			return ok
+		}
+	}
+	if *maxSize == "" && *olderThan == "" || fs.NArg() > 0 {
+		fmt.Fprintln(env.stderr, "flightdeck images prune: give --max-size SIZE, --older-than AGE or both, and no arguments")
+		return exitUsage
+	}
+	d, ok := openImageStore(ctx, env, "images prune")
+	if !ok {
+		return exitUsage
+	}
+	defer d.Close()
+	sum, err := runner.PruneImages(ctx, d, imageIndexDir(), p, time.Now())
+	for _, ref := range sum.Evicted {
+		fmt.Fprintf(env.stdout, "evicted %s\n", ref)
+	}
+	fmt.Fprintf(env.stdout, "images prune: evicted %d (%s); %s cached\n", len(sum.Evicted),
+		imagecache.HumanSize(sum.Freed), imagecache.HumanSize(sum.After))
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck images prune: %v\n", err)
+		return exitFindings
+	}
+	return exitOK
+}
+
+// bundleManifest is a bundle's manifest.json: what it holds, to check a
+// load by.
+type bundleManifest struct {
+	Schema  int           `json:"schema"`
+	Created time.Time     `json:"created"`
+	Images  []bundleImage `json:"images"` // task images
+	Bases   []bundleImage `json:"bases"`  // the images they were built from
+}
+
+type bundleImage struct {
+	Task string `json:"task,omitempty"`
+	Ref  string `json:"ref"`
+	ID   string `json:"id"`
+}
+
+const (
+	bundleSchema  = 1
+	manifestEntry = "manifest.json"
+	imagesEntry   = "images.tar"
+)
+
+// suiteFlags are the flags that choose a suite's or dataset's tasks, for
+// the commands that build them without running them.
+func suiteFlags(fs *pflag.FlagSet, f *runFlags) {
+	fs.StringArrayVarP(&f.tasks, "task", "t", nil, "a task or dataset dir (replaces the suite's tasks), or a task-id glob (narrows them); repeatable")
+	fs.StringArrayVarP(&f.paths, "path", "p", nil, "a dataset dir or a task dir instead of the suite's tasks; repeatable; no suite needed")
+	fs.StringArrayVar(&f.include, "include", nil, "only tasks whose id matches this glob; repeatable")
+	fs.StringArrayVar(&f.exclude, "exclude", nil, "skip tasks whose id matches this glob; repeatable")
+	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
+	fs.StringVar(&f.resultsPath, "results", "", "results dir, for the build logs (default: the suite's)")
+}
+
+// prepareTasks resolves a suite's or dataset's tasks as run would.
+// args are the command's arguments: at most a suite file.
+func prepareTasks(ctx context.Context, env *cliEnv, name string, args []string, f runFlags) (runner.Request, bool) {
+	if len(args) > 1 {
+		fmt.Fprintf(env.stderr, "flightdeck %s: one suite file at most, got %d arguments\n", name, len(args))
+		return runner.Request{}, false
+	}
+	file := suite.DefaultSuiteFile
+	switch {
+	case len(args) == 1:
+		file = args[0]
+	case len(f.paths) > 0:
+		file = ""
+	}
+	opts := f.options(env)
+	opts.Retries = -1
+	req, err := runner.Prepare(ctx, file, opts)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
+		return runner.Request{}, false
+	}
+	return req, true
+}
+
+// newBuildRunner is a runner for the commands that only build.
+func newBuildRunner(env *cliEnv, results string) (*runner.Runner, func()) {
+	var opened []*sandbox.Docker
+	r := &runner.Runner{
+		Open: func(ctx context.Context) (sandbox.Engine, error) {
+			d, err := sandbox.NewWithOptions(ctx, sandbox.Options{ProbeDir: results})
+			if err != nil {
+				return nil, err
+			}
+			opened = append(opened, d)
+			return d, nil
+		},
+		Progress: env.stderr, Version: version, ImageIndex: imageIndexDir(),
+		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()},
+	}
+	return r, func() {
+		for _, d := range opened {
+			d.Close()
+		}
+	}
+}
+
+// buildAll builds every task image of req, printing a line per task to
+// out; ok is false when one failed or was refused.
+func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Request, jobs int) ([]runner.BuildLine, bool) {
+	r, closeAll := newBuildRunner(env, req.Config.Results)
+	defer closeAll()
+	ok := true
+	for _, rt := range req.Refused {
+		fmt.Fprintf(out, "refused %s  %s\n", rt.ID, rt.Refusal)
+		ok = false
+	}
+	start := time.Now()
+	lines, err := r.Build(ctx, req, jobs, func(l runner.BuildLine) { fmt.Fprintln(out, l.String()) })
+	var built, cached, failed int
+	for _, l := range lines {
+		switch {
+		case l.Err != nil:
+			failed++
+		case l.Cached:
+			cached++
+		case l.Ref != "":
+			built++
+		}
+	}
+	fmt.Fprintf(out, "build: %d built, %d cached, %d failed in %.1fs\n", built, cached, failed, time.Since(start).Seconds())
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
+		return lines, false
+	}
+	return lines, ok && failed == 0
+}
+
+func runBuild(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "build", "build [SUITE] [--path DIR...] [--jobs N]",
+		"flightdeck build local.yaml -j 4\n  flightdeck build --path fixtures/harbor/tasks --image-map python:3.12-slim=flightdeck/base:bookworm")
+	var f runFlags
+	suiteFlags(fs, &f)
+	fs.IntVarP(&f.jobs, "jobs", "j", 0, "builds at once (default: the suite's concurrency, else the number of CPUs)")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	if f.jobs < 0 {
+		fmt.Fprintln(env.stderr, "flightdeck build: --jobs cannot be negative")
+		return exitUsage
+	}
+	req, ok := prepareTasks(ctx, env, "build", fs.Args(), f)
+	if !ok {
+		return exitUsage
+	}
+	if _, ok := buildAll(ctx, env, env.stdout, req, f.jobs); !ok {
+		return exitFindings
+	}
+	return exitOK
+}
+
+func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "images save", "images save BUNDLE [SUITE] [--path DIR...]",
+		"flightdeck images save ci-images.tar local.yaml\n  flightdeck images save harbor.tar --path fixtures/harbor/tasks --image-map python:3.12-slim=flightdeck/base:bookworm")
+	var f runFlags
+	suiteFlags(fs, &f)
+	fs.IntVarP(&f.jobs, "jobs", "j", 0, "builds at once (default: the suite's concurrency, else the number of CPUs)")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	if fs.NArg() < 1 {
+		fmt.Fprintln(env.stderr, "flightdeck images save: name the bundle to write: images save BUNDLE [SUITE]")
+		return exitUsage
+	}
+	bundle := absPath(env.cwd, fs.Arg(0))
+	req, ok := prepareTasks(ctx, env, "images save", fs.Args()[1:], f)
+	if !ok {
+		return exitUsage
+	}
+	lines, ok := buildAll(ctx, env, env.stderr, req, f.jobs)
+	if !ok {
+		fmt.Fprintln(env.stderr, "flightdeck images save: not every task image could be built; no bundle written")
+		return exitFindings
+	}
+	d, ok := openImageStore(ctx, env, "images save")
+	if !ok {
+		return exitUsage
+	}
+	defer d.Close()
+	m, refs, err := manifestFor(ctx, d, lines)
+	if err == nil {
+		err = writeBundle(ctx, d, bundle, m, refs)
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck images save: %v\n", err)
+		return exitFindings
+	}
+	st, _ := os.Stat(bundle)
+	fmt.Fprintf(env.stdout, "images save: %d task images and %d base images → %s (%s)\n", len(m.Images), len(m.Bases), bundle, imagecache.HumanSize(st.Size()))
+	return exitOK
+}
+
+// manifestFor lists the built images and their bases with their IDs.
+func manifestFor(ctx context.Context, d *sandbox.Docker, lines []runner.BuildLine) (bundleManifest, []string, error) {
+	m := bundleManifest{Schema: bundleSchema, Created: time.Now().UTC(), Images: []bundleImage{}, Bases: []bundleImage{}}
+	seen := map[string]bool{}
+	var refs []string
+	add := func(list *[]bundleImage, task, ref string) error {
+		if seen[ref] {
+			return nil
+		}
+		seen[ref] = true
+		id, err := d.ImageID(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if id == "" {
+			return fmt.Errorf("%s is not on the engine", ref)
+		}
+		*list = append(*list, bundleImage{Task: task, Ref: ref, ID: id})
+		refs = append(refs, ref)
+		return nil
+	}
+	for _, l := range lines {
+		if err := add(&m.Images, l.Task, l.Ref); err != nil {
+			return m, nil, err
+		}
+	}
+	for _, l := range lines {
+		for _, b := range l.Bases {
+			if err := add(&m.Bases, "", b); err != nil {
+				return m, nil, err
+			}
+		}
+	}
+	return m, refs, nil
+}
+
+// writeBundle writes manifest.json and the images' `docker save` stream
+// into one tar, atomically: a failed save leaves no bundle.
+func writeBundle(ctx context.Context, d *sandbox.Docker, path string, m bundleManifest, refs []string) error {
+	saved, err := os.CreateTemp(filepath.Dir(path), ".images-*.tar")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(saved.Name())
+	defer saved.Close()
+	if err := d.SaveImages(ctx, refs, saved); err != nil {
+		return err
+	}
+	size, err := saved.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	if _, err := saved.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	out, err := os.CreateTemp(filepath.Dir(path), ".bundle-*.tar")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	tw := tar.NewWriter(out)
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if err := tw.WriteHeader(&tar.Header{Name: manifestEntry, Mode: 0o644, Size: int64(len(data)), ModTime: now}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(data); err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: imagesEntry, Mode: 0o644, Size: size, ModTime: now}); err != nil {
+		return err
+	}
+	if _, err := io.Copy(tw, saved); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(out.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "images load", "images load BUNDLE", "flightdeck images load ci-images.tar")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(env.stderr, "flightdeck images load: name one bundle (written by flightdeck images save)")
+		return exitUsage
+	}
+	path := absPath(env.cwd, fs.Arg(0))
+	d, ok := openImageStore(ctx, env, "images load")
+	if !ok {
+		return exitUsage
+	}
+	defer d.Close()
+	m, err := loadBundle(ctx, d, path)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck images load: %s: %v\n", path, err)
+		return exitFindings
+	}
+	var refs []string
+	for _, img := range m.Images {
+		refs = append(refs, img.Ref)
+	}
+	if dir := imageIndexDir(); dir != "" {
+		if err := imagecache.Open(dir).Touch(refs, "", time.Now()); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck images load: image index: %v\n", err)
+		}
+	}
+	fmt.Fprintf(env.stdout, "images load: %d task images and %d base images loaded and checked\n", len(m.Images), len(m.Bases))
+	return exitOK
+}
+
+// loadBundle loads a bundle's images and checks that every image its
+// manifest names is on the engine with the manifest's ID.
+func loadBundle(ctx context.Context, d *sandbox.Docker, path string) (bundleManifest, error) {
+	var m bundleManifest
+	f, err := os.Open(path)
+	if err != nil {
+		return m, err
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	var haveManifest, loaded bool
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return m, fmt.Errorf("not a bundle of flightdeck images save: %w", err)
+		}
+		switch h.Name {
+		case manifestEntry:
+			data, err := io.ReadAll(io.LimitReader(tr, 16<<20))
+			if err != nil {
+				return m, err
+			}
+			if err := json.Unmarshal(data, &m); err != nil {
+				return m, fmt.Errorf("%s: %w", manifestEntry, err)
+			}
+			if m.Schema != bundleSchema {
+				return m, fmt.Errorf("%s: schema %d; this flightdeck reads %d", manifestEntry, m.Schema, bundleSchema)
+			}
+			haveManifest = true
+		case imagesEntry:
+			if !haveManifest {
+				return m, fmt.Errorf("not a bundle of flightdeck images save: %s comes before %s", imagesEntry, manifestEntry)
+			}
+			if err := d.LoadImages(ctx, tr); err != nil {
+				return m, err
+			}
+			loaded = true
+		}
+	}
+	if !haveManifest || !loaded {
+		return m, fmt.Errorf("not a bundle of flightdeck images save: it needs %s and %s", manifestEntry, imagesEntry)
+	}
+	for _, img := range append(slices.Clone(m.Images), m.Bases...) {
+		id, err := d.ImageID(ctx, img.Ref)
+		if err != nil {
+			return m, err
+		}
+		if id != img.ID {
+			return m, fmt.Errorf("after the load %s is %q, not the manifest's %s", img.Ref, id, img.ID)
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,147 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/image"
+	"github.com/moby/moby/client"
+)
+
+// CachedImage is one of flightdeck's task images on the engine.
+type CachedImage struct {
+	ID      string
+	Refs    []string // its tags (flightdeck/<task>:<digest16>)
+	// Size is the bytes of its own layers, those no other image on the
+	// engine shares (its base image's are not counted): what removing
+	// it frees.
+	Size    int64
+	Created time.Time
+	// InUse: a container (running or not) is made from it; such an image
+	// is never pruned.
+	InUse bool
+}
+
+// ImageStore lists, saves and loads the images flightdeck keeps: the
+// image cache's view of the engine.
+type ImageStore interface {
+	// TaskImages lists flightdeck's cached task images.
+	TaskImages(ctx context.Context) ([]CachedImage, error)
+	// SaveImages writes the images refs name, with their layers, as one
+	// `docker save` tar stream.
+	SaveImages(ctx context.Context, refs []string, w io.Writer) error
+	// LoadImages loads a `docker save` tar stream.
+	LoadImages(ctx context.Context, r io.Reader) error
+	// RemoveImage removes an image (its tag; the image when no other tag
+	// is left).
+	RemoveImage(ctx context.Context, ref string) error
+	// ImageID is the engine's ID of ref; "" when it is not on the engine.
+	ImageID(ctx context.Context, ref string) (string, error)
+}
+
+var _ ImageStore = (*Docker)(nil)
+
+// TaskImages lists flightdeck's cached task images, with whether a
+// container uses each.
+func (d *Docker) TaskImages(ctx context.Context) ([]CachedImage, error) {
+	f := make(client.Filters).Add("label", LabelManaged+"=true").Add("label", LabelKind+"="+KindTaskImage)
+	list, err := d.api.ImageList(ctx, client.ImageListOptions{Filters: f, SharedSize: true})
+	if err != nil {
+		return nil, engineErr("list task images", err)
+	}
+	cs, err := d.api.ContainerList(ctx, client.ContainerListOptions{All: true})
+	if err != nil {
+		return nil, engineErr("list containers", err)
+	}
+	shared := map[string]int64{}
+	for _, img := range list.Items {
+		shared[img.ID] = img.SharedSize
+	}
+	if slices.ContainsFunc(list.Items, func(s image.Summary) bool { return s.SharedSize < 0 }) {
+		// An engine before API 1.42 computes shared sizes only for its
+		// disk usage.
+		du, err := d.api.DiskUsage(ctx, client.DiskUsageOptions{Images: true, Verbose: true})
+		if err != nil {
+			return nil, engineErr("read the engine's disk usage", err)
+		}
+		for _, img := range du.Images.Items {
+			if _, ok := shared[img.ID]; ok {
+				shared[img.ID] = img.SharedSize
+			}
+		}
+	}
+	used := map[string]bool{}
+	for _, c := range cs.Items {
+		used[c.ImageID] = true
+	}
+	var out []CachedImage
+	for _, img := range list.Items {
+		own := img.Size
+		if sh := shared[img.ID]; sh > 0 && sh <= own {
+			own -= sh
+		}
+		out = append(out, CachedImage{ID: img.ID, Refs: realTags(img.RepoTags), Size: own,
+			Created: time.Unix(img.Created, 0).UTC(), InUse: used[img.ID]})
+	}
+	slices.SortFunc(out, func(a, b CachedImage) int { return strings.Compare(strings.Join(a.Refs, ","), strings.Join(b.Refs, ",")) })
+	return out, nil
+}
+
+// SaveImages writes refs as one `docker save` stream.
+func (d *Docker) SaveImages(ctx context.Context, refs []string, w io.Writer) error {
+	rc, err := d.api.ImageSave(ctx, refs)
+	if err != nil {
+		return engineErr("save images", err)
+	}
+	defer rc.Close()
+	if _, err := io.Copy(w, rc); err != nil {
+		return engineErr("save images", err)
+	}
+	return nil
+}
+
+// LoadImages loads a `docker save` stream; the engine's messages are read
+// to the end, and an error among them is the load's.
+func (d *Docker) LoadImages(ctx context.Context, r io.Reader) error {
+	res, err := d.api.ImageLoad(ctx, r, client.ImageLoadWithQuiet(true))
+	if err != nil {
+		return engineErr("load images", err)
+	}
+	defer res.Close()
+	dec := json.NewDecoder(res)
+	for {
+		var m struct {
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return engineErr("load images", err)
+		}
+		if m.Error != nil {
+			return fmt.Errorf("load images: %s", m.Error.Message)
+		}
+	}
+}
+
+// ImageID is ref's ID on the engine, "" when it is not there.
+func (d *Docker) ImageID(ctx context.Context, ref string) (string, error) {
+	res, err := d.api.ImageInspect(ctx, ref)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return "", nil
+		}
+		return "", engineErr("inspect image "+ref, err)
+	}
+	return res.ID, nil
+}
