@@ -23,10 +23,12 @@ type fakeImageStore struct {
 	fail    string // a ref whose removal fails
 }
 
-func (f *fakeImageStore) TaskImages(context.Context) ([]sandbox.CachedImage, error) { return f.imgs, nil }
-func (f *fakeImageStore) SaveImages(context.Context, []string, io.Writer) error     { return nil }
-func (f *fakeImageStore) LoadImages(context.Context, io.Reader) error               { return nil }
-func (f *fakeImageStore) ImageID(context.Context, string) (string, error)           { return "", nil }
+func (f *fakeImageStore) TaskImages(context.Context) ([]sandbox.CachedImage, error) {
+	return f.imgs, nil
+}
+func (f *fakeImageStore) SaveImages(context.Context, []string, io.Writer) error { return nil }
+func (f *fakeImageStore) LoadImages(context.Context, io.Reader) error           { return nil }
+func (f *fakeImageStore) ImageID(context.Context, string) (string, error)       { return "", nil }
 func (f *fakeImageStore) RemoveImage(_ context.Context, ref string) error {
 	if ref == f.fail {
 		return errors.New("image is being used")

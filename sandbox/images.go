@@ -17,8 +17,8 @@ import (
 
 // CachedImage is one of flightdeck's task images on the engine.
 type CachedImage struct {
-	ID      string
-	Refs    []string // its tags (flightdeck/<task>:<digest16>)
+	ID   string
+	Refs []string // its tags (flightdeck/<task>:<digest16>)
 	// Size is the bytes of its own layers, those no other image on the
 	// engine shares (its base image's are not counted): what removing
 	// it frees.
@@ -90,7 +90,9 @@ func (d *Docker) TaskImages(ctx context.Context) ([]CachedImage, error) {
 		out = append(out, CachedImage{ID: img.ID, Refs: realTags(img.RepoTags), Size: own,
 			Created: time.Unix(img.Created, 0).UTC(), InUse: used[img.ID]})
 	}
-	slices.SortFunc(out, func(a, b CachedImage) int { return strings.Compare(strings.Join(a.Refs, ","), strings.Join(b.Refs, ",")) })
+	slices.SortFunc(out, func(a, b CachedImage) int {
+		return strings.Compare(strings.Join(a.Refs, ","), strings.Join(b.Refs, ","))
+	})
 	return out, nil
 }
 
