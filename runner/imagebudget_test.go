@@ -72,3 +72,5 @@ func TestPruneImagesByLastUse(t *testing.T) {
 	assert.Contains(t, err.Error(), "evict flightdeck/new-never-used:1")
 	assert.Equal(t, []string{"flightdeck/old-but-used:1"}, sum.Evicted, "without the index, the build time decides; one failure does not stop the rest")
 }
+
+func (f *fakeImageStore) TaskImageRepos(context.Context) (map[string]bool, error) { return nil, nil }

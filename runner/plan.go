@@ -48,8 +48,9 @@ func resolve(ctx context.Context, s *suite.Suite, opts suite.Options) (suite.Con
 	if opts.Jobs > 0 {
 		cfg.Concurrency = opts.Jobs
 	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = runtime.NumCPU()
+	if cfg.Concurrency <= 0 || opts.AutoJobs {
+		// Decided when the engine answers (checkCapacity).
+		cfg.Concurrency, cfg.AutoJobs = runtime.NumCPU(), true
 	}
 	if opts.Retries >= 0 {
 		cfg.Retries = opts.Retries

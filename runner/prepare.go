@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -139,7 +138,7 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 	}
 	s := &suite.Suite{
 		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task verify"), Attempts: repeat, Retries: 1,
-		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results", Concurrency: runtime.NumCPU(),
+		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results",
 		Variants: variants,
 	}
 	if opts.Results == "" {

@@ -109,7 +109,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	// Nothing is written before the engine, when one is needed, answers.
 	fates, todo := s.classify(runnable, resume)
 	if len(todo) > 0 {
-		if err := s.open(ctx, rec); err != nil {
+		if err := s.open(ctx, rec, todo); err != nil {
 			return nil, err
 		}
 	}
@@ -125,7 +125,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	todo = append(todo, s.settle(fates)...)
 	if len(todo) > 0 {
 		if s.eng == nil {
-			if err := s.open(ctx, rec); err != nil {
+			if err := s.open(ctx, rec, todo); err != nil {
 				return nil, err
 			}
 		}
@@ -318,9 +318,10 @@ func copyTrialFiles(src, dst string) error {
 	})
 }
 
-// open connects to the engine, checks it, and removes what earlier runs of
-// flightdeck left behind when their process is gone.
-func (s *runState) open(ctx context.Context, rec *results.RunRecord) error {
+// open connects to the engine, checks it and that the trials todo fit it,
+// and removes what earlier runs of flightdeck left behind when their
+// process is gone.
+func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*suite.Trial) error {
 	if err := hostgit.Available(); err != nil {
 		return &suite.UsageError{Err: err}
 	}
@@ -343,6 +344,9 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord) error {
 		s.progress.line(fmt.Sprintf("removed %d containers and %d images left by earlier runs", reaped.Containers, reaped.Images))
 	}
 	s.eng = eng
+	if err := s.checkCapacity(ctx, info, rec, todo); err != nil {
+		return err
+	}
 	s.images = newTaskImages(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
 	s.images.touch = s.touchImage
 	s.seeds = newSeeds(filepath.Join(s.dir, workDirName, "seeds"))

@@ -131,7 +131,13 @@ type Info struct {
 	// (0 when the engine does not say): a time of this host's, plus the
 	// offset, compares with the times of the engine's files.
 	ClockOffset time.Duration
-	Warnings    []string
+	// The engine's capacity: its CPUs and memory, and the free space on
+	// its data root (-1 when this host cannot read it: a remote engine).
+	CPUs     int
+	Memory   int64
+	DataRoot string
+	FreeDisk int64
+	Warnings []string
 }
 
 // BuildSpec says how to get a task's image.

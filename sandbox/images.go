@@ -44,6 +44,9 @@ type ImageStore interface {
 	RemoveImage(ctx context.Context, ref string) error
 	// ImageID is the engine's ID of ref; "" when it is not on the engine.
 	ImageID(ctx context.Context, ref string) (string, error)
+	// TaskImageRepos lists the repositories of the task images on the
+	// engine (TaskImageRepo names a task's).
+	TaskImageRepos(ctx context.Context) (map[string]bool, error)
 }
 
 var _ ImageStore = (*Docker)(nil)
@@ -146,4 +149,25 @@ func (d *Docker) ImageID(ctx context.Context, ref string) (string, error) {
 		return "", engineErr("inspect image "+ref, err)
 	}
 	return res.ID, nil
+}
+
+// TaskImageRepo is the repository of a task's images: flightdeck/<name>.
+func TaskImageRepo(name string) string { return "flightdeck/" + repoName(name) }
+
+// TaskImageRepos lists the repositories of the task images on the engine
+// (a cheap listing: no sizes).
+func (d *Docker) TaskImageRepos(ctx context.Context) (map[string]bool, error) {
+	f := make(client.Filters).Add("label", LabelManaged+"=true").Add("label", LabelKind+"="+KindTaskImage)
+	list, err := d.api.ImageList(ctx, client.ImageListOptions{Filters: f})
+	if err != nil {
+		return nil, engineErr("list task images", err)
+	}
+	repos := map[string]bool{}
+	for _, img := range list.Items {
+		for _, ref := range realTags(img.RepoTags) {
+			repo, _, _ := strings.Cut(ref, ":")
+			repos[repo] = true
+		}
+	}
+	return repos, nil
 }

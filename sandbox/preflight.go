@@ -46,6 +46,14 @@ func (d *Docker) Preflight(ctx context.Context) (Info, error) {
 		StorageDriver: si.Driver,
 		CgroupVersion: si.CgroupVersion,
 		Rootless:      slices.ContainsFunc(si.SecurityOptions, func(o string) bool { return strings.Contains(o, "name=rootless") }),
+		CPUs:          si.NCPU,
+		Memory:        si.MemTotal,
+		DataRoot:      si.DockerRootDir,
+		FreeDisk:      -1,
+	}
+	if strings.HasPrefix(d.endpoint.Host, "unix://") {
+		// A local engine: its data root is this host's path.
+		info.FreeDisk = freeDisk(si.DockerRootDir)
 	}
 	if t, err := time.Parse(time.RFC3339Nano, si.SystemTime); err == nil {
 		info.ClockOffset = t.Sub(asked.Add(answered.Sub(asked) / 2))

@@ -321,7 +321,7 @@ func runBuild(ctx context.Context, env *cliEnv, args []string) int {
 		"flightdeck build local.yaml -j 4\n  flightdeck build --path fixtures/harbor/tasks --image-map python:3.12-slim=flightdeck/base:bookworm")
 	var f runFlags
 	suiteFlags(fs, &f)
-	fs.IntVarP(&f.jobs, "jobs", "j", 0, "builds at once (default: the suite's concurrency, else the number of CPUs)")
+	fs.VarP(&jobsFlag{n: &f.jobs, auto: &f.autoJobs}, "jobs", "j", "builds at once (default: the suite's concurrency, else the number of CPUs)")
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
@@ -344,7 +344,7 @@ func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
 		"flightdeck images save ci-images.tar local.yaml\n  flightdeck images save harbor.tar --path fixtures/harbor/tasks --image-map python:3.12-slim=flightdeck/base:bookworm")
 	var f runFlags
 	suiteFlags(fs, &f)
-	fs.IntVarP(&f.jobs, "jobs", "j", 0, "builds at once (default: the suite's concurrency, else the number of CPUs)")
+	fs.VarP(&jobsFlag{n: &f.jobs, auto: &f.autoJobs}, "jobs", "j", "builds at once (default: the suite's concurrency, else the number of CPUs)")
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/runner"
@@ -21,6 +22,7 @@ import (
 type runFlags struct {
 	tasks, variants, imageMap []string
 	attempts, jobs, retries   int
+	autoJobs                  bool // --jobs auto
 	noCache, keep, json       bool
 	resume, resultsPath       string
 
@@ -37,7 +39,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringArrayVarP(&f.tasks, "task", "t", nil, "a task or dataset dir (replaces the suite's tasks), or a task-id glob (narrows them); repeatable")
 	fs.StringArrayVar(&f.variants, "variant", nil, "run only this variant; oracle and nop may be named even if the suite lacks them; repeatable")
 	fs.IntVarP(&f.attempts, "attempts", "k", 0, "attempts per task and variant (default: the suite's)")
-	fs.IntVarP(&f.jobs, "jobs", "j", 0, "trials at once (default: the suite's concurrency, else the number of CPUs)")
+	fs.VarP(&jobsFlag{n: &f.jobs, auto: &f.autoJobs}, "jobs", "j", "trials at once, or auto: as many as the engine's CPUs and memory hold for the tasks' needs (default: the suite's concurrency, else auto)")
 	fs.IntVar(&f.retries, "retries", 0, "retries of a trial that ends in infra_error (default: the suite's)")
 	fs.BoolVar(&f.noCache, "no-cache", false, "run trials again even when a result for the same task, variant and attempt exists")
 	fs.BoolVar(&f.keep, "keep", false, "keep containers, snapshots and work dirs for debugging")
@@ -154,7 +156,7 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 
 func (f runFlags) options(env *cliEnv) suite.Options {
 	return suite.Options{
-		Tasks: f.tasks, Variants: f.variants, Attempts: f.attempts, Jobs: f.jobs, Retries: f.retries,
+		Tasks: f.tasks, Variants: f.variants, Attempts: f.attempts, Jobs: f.jobs, AutoJobs: f.autoJobs, Retries: f.retries,
 		NoCache: f.noCache, Keep: f.keep, ImageMap: f.imageMap, Results: f.resultsPath, Cwd: env.cwd,
 		Path: f.paths, Include: f.include, Exclude: f.exclude, NTasks: f.nTasks,
 		Registry: f.registry, Dataset: f.dataset, CacheDir: f.cacheDir,
@@ -165,7 +167,7 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "task verify", "task verify DIR... [flags]", "flightdeck task verify tasks/smoke/semver --repeat 5 --skip repro")
 	var f runFlags
 	var vo runner.VerifyOptions
-	fs.IntVarP(&f.jobs, "jobs", "j", 0, "trials at once (default: the number of CPUs)")
+	fs.VarP(&jobsFlag{n: &f.jobs, auto: &f.autoJobs}, "jobs", "j", "trials at once, or auto (the default): as many as the engine's CPUs and memory hold for the tasks' needs")
 	fs.BoolVar(&f.noCache, "no-cache", false, "run again even when results for the same task exist")
 	fs.BoolVar(&f.keep, "keep", false, "keep containers, snapshots and work dirs for debugging")
 	fs.BoolVar(&f.json, "json", false, "print the audit as JSON")
@@ -304,3 +306,34 @@ func currentUser() string {
 	}
 	return fmt.Sprintf("uid %d", os.Getuid())
 }
+
+// jobsFlag is --jobs: a number of trials above 0, or auto.
+type jobsFlag struct {
+	n    *int
+	auto *bool
+}
+
+func (j *jobsFlag) String() string {
+	if j.auto != nil && *j.auto {
+		return "auto"
+	}
+	if j.n == nil || *j.n == 0 {
+		return ""
+	}
+	return strconv.Itoa(*j.n)
+}
+
+func (j *jobsFlag) Set(v string) error {
+	if v == "auto" {
+		*j.n, *j.auto = 0, true
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q is not a number of jobs above 0, nor auto", v)
+	}
+	*j.n, *j.auto = n, false
+	return nil
+}
+
+func (j *jobsFlag) Type() string { return "N|auto" }

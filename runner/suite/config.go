@@ -12,7 +12,10 @@ type Options struct {
 	// lacks that is a built-in agent (oracle, nop) adds that variant.
 	Variants []string
 	Attempts int // 0: the suite's
-	Jobs     int // 0: the suite's concurrency, else the number of CPUs
+	Jobs     int // 0: the suite's concurrency, else auto
+	// AutoJobs (--jobs auto) lets the run pick the concurrency from the
+	// engine's capacity, whatever the suite says.
+	AutoJobs bool
 	Retries  int // negative: the suite's
 	NoCache  bool
 	Keep     bool     // keep containers, snapshots and work dirs for debugging
@@ -39,12 +42,15 @@ type Options struct {
 // Config is a run's resolved configuration, recorded in run.json; --resume
 // runs from it rather than from the suite file.
 type Config struct {
-	Suite             string            `json:"suite"`
-	SuiteFile         string            `json:"suite_file,omitempty"`
-	TaskDirs          []string          `json:"task_dirs"`
-	Variants          []Variant         `json:"variants"`
-	Attempts          int               `json:"attempts"`
-	Concurrency       int               `json:"concurrency"`
+	Suite       string    `json:"suite"`
+	SuiteFile   string    `json:"suite_file,omitempty"`
+	TaskDirs    []string  `json:"task_dirs"`
+	Variants    []Variant `json:"variants"`
+	Attempts    int       `json:"attempts"`
+	Concurrency int       `json:"concurrency"`
+	// AutoJobs: neither the suite nor --jobs set the concurrency; the run
+	// picks it from the engine's CPUs and memory and the tasks' needs.
+	AutoJobs          bool              `json:"auto_jobs,omitempty"`
 	Retries           int               `json:"retries"`
 	TimeoutMultiplier Multipliers       `json:"timeout_multiplier"`
 	Images            map[string]string `json:"images"`

@@ -1,0 +1,136 @@
+// Package capacity decides how many trials a run can hold at once on an
+// engine, and refuses a run that cannot fit at all, before anything
+// starts: each task's memory and CPUs against the engine's, the builds'
+// disk against the free space on the engine's data root.
+package capacity
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultTaskMemory is what a task that sets no memory limit is assumed to
+// need: Harbor's default memory_mb.
+const DefaultTaskMemory int64 = 2048 << 20
+
+// memoryShare is the part of the engine's memory trials may take: the
+// engine, its builds and flightdeck need some too.
+const memoryShare = 0.8
+
+// buildMargin is the disk a build needs beyond its context: the layers its
+// steps write (packages, dependencies) are often larger than the context.
+const buildMargin int64 = 1 << 30
+
+// Host is the engine's capacity (Memory and FreeDisk in bytes; FreeDisk
+// -1 when unknown).
+type Host struct {
+	CPUs     int
+	Memory   int64
+	FreeDisk int64
+}
+
+// Task is what one task needs.
+type Task struct {
+	ID          string
+	Memory      int64   // its memory limit in bytes; 0: none set
+	CPUs        float64 // its cpus; 0: none set
+	ContextSize int64   // its build context's bytes
+	Cached      bool    // its image is on the engine: nothing to build
+}
+
+// Decision is the concurrency chosen, and why, in one line.
+type Decision struct {
+	Jobs int
+	Why  string
+	// Warnings are what does not stop the run but may hurt it.
+	Warnings []string
+}
+
+// Decide checks that every task fits the engine and chooses the
+// concurrency: requested when it is above 0 (the suite's or --jobs), else
+// the largest that fits the CPUs and memory, at most trials. A task that
+// can never fit, or builds that cannot fit the free disk, are an error
+// that names the resource.
+func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
+	var perTrialMem int64
+	perTrialCPU := 1.0
+	var needDisk int64
+	uncached := 0
+	for _, t := range ts {
+		mem := t.Memory
+		if mem == 0 {
+			mem = DefaultTaskMemory
+		}
+		if h.Memory > 0 && t.Memory > h.Memory {
+			return Decision{}, fmt.Errorf("task %s needs %s of memory; the engine has %s", t.ID, human(t.Memory), human(h.Memory))
+		}
+		if h.CPUs > 0 && t.CPUs > float64(h.CPUs) {
+			return Decision{}, fmt.Errorf("task %s needs %g CPUs; the engine has %d", t.ID, t.CPUs, h.CPUs)
+		}
+		perTrialMem = max(perTrialMem, mem)
+		perTrialCPU = max(perTrialCPU, t.CPUs)
+		if !t.Cached {
+			uncached++
+			needDisk += t.ContextSize
+		}
+	}
+	d := Decision{}
+	if h.FreeDisk >= 0 && uncached > 0 {
+		if needDisk > h.FreeDisk {
+			return Decision{}, fmt.Errorf("disk: %d images to build from %s of build contexts; the engine's data root has %s free", uncached, human(needDisk), human(h.FreeDisk))
+		}
+		if want := needDisk + int64(uncached)*buildMargin; want > h.FreeDisk {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("disk: %d images to build may need about %s; the engine's data root has %s free", uncached, human(want), human(h.FreeDisk)))
+		}
+	}
+	byCPU, byMem := 0, 0
+	if h.CPUs > 0 {
+		byCPU = max(1, int(float64(h.CPUs)/perTrialCPU))
+	}
+	if h.Memory > 0 && perTrialMem > 0 {
+		byMem = max(1, int(float64(h.Memory)*memoryShare/float64(perTrialMem)))
+	}
+	if requested > 0 {
+		d.Jobs = requested
+		d.Why = fmt.Sprintf("jobs: %d", requested)
+		if byMem > 0 && requested > byMem {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("memory: %d trials at once of up to %s each exceed the engine's %s; trials may be killed for memory (--jobs auto picks %d)",
+				requested, human(perTrialMem), human(h.Memory), min(byMem, max(byCPU, 1))))
+		}
+		return d, nil
+	}
+	var why []string
+	jobs := trials
+	if byCPU > 0 {
+		why = append(why, fmt.Sprintf("%d CPUs at %g per trial", h.CPUs, perTrialCPU))
+		jobs = min(jobs, byCPU)
+	}
+	if byMem > 0 {
+		why = append(why, fmt.Sprintf("%s of memory at %s per trial fits %d", human(h.Memory), human(perTrialMem), byMem))
+		jobs = min(jobs, byMem)
+	}
+	if byCPU == 0 && byMem == 0 {
+		jobs = min(jobs, 1)
+		why = append(why, "the engine's CPUs and memory unknown")
+	}
+	if jobs == trials && trials > 0 {
+		why = append(why, fmt.Sprintf("%d trials", trials))
+	}
+	d.Jobs = max(1, jobs)
+	d.Why = fmt.Sprintf("jobs: %d (auto: %s)", d.Jobs, strings.Join(why, "; "))
+	return d, nil
+}
+
+// human writes bytes in binary units.
+func human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package sandbox
+
+// freeDisk is unknown here.
+func freeDisk(string) int64 { return -1 }
