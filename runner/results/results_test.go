@@ -235,7 +235,8 @@ func TestJUnitGolden(t *testing.T) {
 
 func TestSummaryGolden(t *testing.T) {
 	rec := &RunRecord{RunID: "run", Dir: "/results/run", Suite: "sample",
-		FallbackImages: []string{"python:3.12-slim=flightdeck/base:bookworm"}}
+		FallbackImages: []string{"python:3.12-slim=flightdeck/base:bookworm"},
+		Images:         &ImageBudget{Budget: 20 << 30, Before: 21 << 30, After: 19 << 30, Freed: 2 << 30, Evicted: []string{"flightdeck/a:1", "flightdeck/b:2"}}}
 	variants := []suite.Variant{{Name: "base", Agent: suite.AgentNop}, {Name: "treat", Agent: suite.AgentNop}}
 	FillRecord(rec, variants, 2, goldenResults())
 	var buf bytes.Buffer

@@ -54,6 +54,9 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	if len(rec.Expectations) > 0 {
 		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rec.Expectations, ", "))
 	}
+	if rec.Images != nil {
+		fmt.Fprintf(w, "\n%s\n", rec.Images.Line())
+	}
 	if len(rec.Tampered) > 0 {
 		fmt.Fprintf(w, "\ntampering flagged (result.json's tamper lists the evidence):\n  %s\n", strings.Join(rec.Tampered, "\n  "))
 	}
