@@ -358,6 +358,11 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 func (s *runState) execute(ctx context.Context, todo []*suite.Trial) {
 	jobs := make(chan *suite.Trial)
 	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.buildAhead(ctx, todo)
+	}()
 	for i := 0; i < max(1, s.cfg.Concurrency); i++ {
 		wg.Add(1)
 		go func() {
@@ -377,6 +382,25 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// buildAhead gets the task images of the trials todo in their order, one
+// at a time, beside the trials: a trial whose task's image is being built
+// waits for that build (taskImages.get shares it), and the builds of later
+// tasks overlap the trials of earlier ones. A failure is the trials' to
+// report.
+func (s *runState) buildAhead(ctx context.Context, todo []*suite.Trial) {
+	seen := map[*tasks.Task]bool{}
+	for _, t := range todo {
+		if ctx.Err() != nil {
+			return
+		}
+		if seen[t.Task] {
+			continue
+		}
+		seen[t.Task] = true
+		s.images.get(ctx, t.Task)
+	}
 }
 
 // runTrial runs a trial, retrying infrastructure errors, and writes its

@@ -579,3 +579,52 @@ func TestRunGivesTheWorkDirToTheAgentsUser(t *testing.T) {
 	assert.Equal(t, []string{"give", "agent"}, order)
 	assert.Contains(t, eng.handed, "agent /app 1000:1000", "handed back to the host after the agent")
 }
+
+// buildAheadEngine notes when the second task's image is asked for.
+type buildAheadEngine struct {
+	*fakeEngine
+	second     string
+	secondSeen chan struct{}
+	once       sync.Once
+}
+
+func (b *buildAheadEngine) EnsureImage(ctx context.Context, spec sandbox.BuildSpec) (sandbox.Image, error) {
+	if spec.Name == b.second {
+		b.once.Do(func() { close(b.secondSeen) })
+	}
+	return b.fakeEngine.EnsureImage(ctx, spec)
+}
+
+// A run builds the next task's image while the trials of the first run,
+// even one at a time: the first task's agent waits until the second
+// image is asked for, which without the build ahead would come only after
+// it.
+func TestRunBuildsAhead(t *testing.T) {
+	abs, err := filepath.Abs(fixturesDir)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, name := range []string{"first", "second"} {
+		require.NoError(t, os.CopyFS(filepath.Join(dir, name), os.DirFS(filepath.Join(abs, "answer"))))
+		toml := filepath.Join(dir, name, "task.toml")
+		data, err := os.ReadFile(toml)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(toml, []byte(strings.Replace(string(data), "flightdeck-fixtures/answer", "flightdeck-fixtures/"+name, 1)), 0o644))
+	}
+	eng := &buildAheadEngine{fakeEngine: newFake(), second: "second", secondSeen: make(chan struct{})}
+	var early atomic.Bool
+	eng.agent = func(ctx context.Context, spec sandbox.ContainerSpec, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		if strings.HasPrefix(spec.TrialID, "first__") {
+			select {
+			case <-eng.secondSeen:
+				early.Store(true)
+			case <-time.After(5 * time.Second):
+			}
+		}
+		return answerAgent(ctx, spec, e)
+	}
+	req := fakeRequest(t, "tasks: ["+filepath.Join(dir, "first")+", "+filepath.Join(dir, "second")+"]\n"+
+		"variants: {right: {agent: command, command: \"echo 42\"}}\nconcurrency: 1\nresults: RESULTS\n", suite.Options{})
+	rec := fakeRun(t, eng, context.Background(), req)
+	assert.Equal(t, 0, rec.ExitCode, "%+v", rec.Trials)
+	assert.True(t, early.Load(), "the second task's image was asked for while the first task's trial ran")
+}
