@@ -150,16 +150,11 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	if !target.Running || target.Pid <= 0 {
 		return nil, nil, errors.New("the task's container is not running")
 	}
-	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
-		Image: FallbackImage, Name: "inspect-" + t.ID, RunID: s.runID, TrialID: t.ID,
-		HostPID: true, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
-	})
-	if c.ID != "" {
-		defer h.removeContainer(c.ID, "", func() bool { return false })(ctx)
-	}
+	inspector, err := s.inspector(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("start the inspector: %w", err)
+		return nil, nil, err
 	}
+	c := sandbox.Container{ID: inspector}
 	pid := strconv.Itoa(target.Pid)
 	engineSince := since.Add(s.clockOffset)
 	stamp := strconv.FormatFloat(float64(engineSince.UnixNano())/1e9, 'f', 3, 64)
@@ -312,4 +307,67 @@ func imagePath(env []string) string {
 		}
 	}
 	return ""
+}
+
+// inspector is the run's tamper inspector: one container of the offline
+// base image in the engine host's PID namespace, started at its first use
+// (again if it stopped) and removed with the run; each inspection is a
+// few execs in it, which costs a trial far less than a container of its
+// own.
+func (s *runState) inspector(ctx context.Context) (string, error) {
+	s.inspectorMu.Lock()
+	defer s.inspectorMu.Unlock()
+	if s.inspectorID != "" {
+		if st, err := s.eng.State(ctx, s.inspectorID); err == nil && st.Running {
+			return s.inspectorID, nil
+		}
+		s.removeInspectorLocked(ctx)
+	}
+	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
+		Image: FallbackImage, Name: "inspect-" + s.runID, RunID: s.runID,
+		HostPID: true, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
+	})
+	if err != nil {
+		if c.ID != "" {
+			s.eng.Remove(context.WithoutCancel(ctx), c.ID)
+		}
+		return "", fmt.Errorf("start the inspector: %w", err)
+	}
+	s.inspectorID = c.ID
+	return c.ID, nil
+}
+
+// removeInspector removes the run's inspector, if it has one.
+func (s *runState) removeInspector(ctx context.Context) {
+	s.inspectorMu.Lock()
+	defer s.inspectorMu.Unlock()
+	s.removeInspectorLocked(ctx)
+}
+
+func (s *runState) removeInspectorLocked(ctx context.Context) {
+	if s.inspectorID == "" {
+		return
+	}
+	if err := s.eng.Remove(ctx, s.inspectorID); err != nil {
+		s.progress.line("cleanup: remove the tamper inspector: " + err.Error())
+	}
+	s.inspectorID = ""
+}
+
+// startInspectorEarly starts the run's inspector in the background when a
+// trial todo will be inspected, so that the first inspection finds it
+// running: a one-trial run would otherwise wait for its start after the
+// agent.
+func (s *runState) startInspectorEarly(ctx context.Context, todo []*suite.Trial) {
+	for _, t := range todo {
+		if _, separate := t.Task.SeparateVerifier(); t.Harbor() && !separate &&
+			t.Variant.Agent != suite.AgentNop && t.Variant.Tamper != suite.TamperOff {
+			s.inspectorEarly.Add(1)
+			go func() {
+				defer s.inspectorEarly.Done()
+				s.inspector(ctx) // an error is met again, and said, by the inspection
+			}()
+			return
+		}
+	}
 }

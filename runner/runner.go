@@ -78,6 +78,11 @@ type runState struct {
 
 	mu      sync.Mutex
 	results map[string]*results.Result
+
+	// inspectorID is the run's tamper inspector container (inspect.go).
+	inspectorMu    sync.Mutex
+	inspectorID    string
+	inspectorEarly sync.WaitGroup // its start ahead of the first trial
 }
 
 // NewRunID makes a run id: the UTC time and a random suffix.
@@ -129,6 +134,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 				return nil, err
 			}
 		}
+		s.startInspectorEarly(ctx, todo)
 		s.execute(ctx, todo)
 	}
 	return s.finishRun(ctx, rec, trials)
@@ -185,6 +191,12 @@ func (s *runState) makeRunDir(resume bool, rec *results.RunRecord) error {
 func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials []*suite.Trial) (*results.RunRecord, error) {
 	cfg := s.cfg
 	interrupted := ctx.Err() != nil
+	if s.eng != nil {
+		s.inspectorEarly.Wait()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
+		s.removeInspector(rctx)
+		cancel()
+	}
 	if interrupted && s.eng != nil && !cfg.Keep {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
 		if _, err := s.eng.Reap(rctx, sandbox.ReapOptions{RunID: s.runID}); err != nil {
