@@ -151,7 +151,9 @@ evade)
 killer)
 	[ -f /app/slow ] || exit 0
 	forge
-	setsid nohup sh -c 'sleep 1; while :; do for p in /proc/[0-9]*; do p=${p#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || kill -9 "$p" 2>/dev/null; done; done' >/dev/null 2>&1 &
+	# Once the agent's shell has exited, it kills every other process.
+	agent=$$
+	setsid nohup sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 0.05; done; while :; do for p in /proc/[0-9]*; do p=${p#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || kill -9 "$p" 2>/dev/null; done; done' killer "$agent" >/dev/null 2>&1 &
 	;;
 esac
 exit 0
