@@ -15,6 +15,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
+	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -47,6 +48,9 @@ func resolve(ctx context.Context, s *suite.Suite, opts suite.Options) (suite.Con
 	}
 	if opts.Jobs > 0 {
 		cfg.Concurrency = opts.Jobs
+	}
+	if opts.EnvFile != "" {
+		cfg.EnvFile = hostpath.Abs(opts.Cwd, opts.EnvFile)
 	}
 	if cfg.Concurrency <= 0 || opts.AutoJobs {
 		// Decided when the engine answers (checkCapacity).
@@ -235,7 +239,9 @@ func selected(id string, include, exclude, filters []string) bool {
 
 // planTrials lists the trials of a run in task, variant, attempt order and
 // computes each one's cache key.
-func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*suite.Trial, error) {
+// envs are the variants' envs resolved for the run (by variant name; a
+// variant without one keeps its env as written).
+func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs map[string]secrets.Env) ([]*suite.Trial, error) {
 	var out []*suite.Trial
 	solutions := map[string]string{}
 	scripts := map[string]string{}
@@ -259,7 +265,12 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*sui
 					continue
 				}
 			}
-			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: v.Env,
+			env, keyed := v.Env, v.Env
+			if e, ok := envs[v.Name]; ok {
+				// The agent gets the secrets; the key, their keyed hashes.
+				env, keyed = e.Values, e.Keyed
+			}
+			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
 				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
 				VerifierOffline: v.VerifierOffline, Patch: v.Patch, Memory: v.Memory}
 			if v.Tamper == suite.TamperFail || v.Tamper == suite.TamperOff {
@@ -306,9 +317,11 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec) ([]*sui
 			}
 			for a := 1; a <= attempts; a++ {
 				in.Attempt = a
+				tv := v
+				tv.Env = env
 				out = append(out, &suite.Trial{
 					ID:   trialID(t.ID, v.Name, a),
-					Task: t, Variant: v, Attempt: a, Key: in.key(), Images: in.Images, Specs: applies,
+					Task: t, Variant: tv, Attempt: a, Key: in.key(), Images: in.Images, Specs: applies,
 				})
 			}
 		}

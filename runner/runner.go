@@ -15,6 +15,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
 	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -80,6 +81,9 @@ type runState struct {
 	results map[string]*results.Result
 
 	// inspectorID is the run's tamper inspector container (inspect.go).
+	// redact masks the run's secrets in what it writes.
+	redact *secrets.Redactor
+
 	inspectorMu    sync.Mutex
 	inspectorID    string
 	inspectorEarly sync.WaitGroup // its start ahead of the first trial
@@ -97,7 +101,11 @@ func NewRunID(now time.Time) string {
 // the record.
 func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, error) {
 	cfg := req.Config
-	trials, err := planTrials(cfg, req.Tasks, req.Specs)
+	envs, redact, err := r.resolveSecrets(cfg)
+	if err != nil {
+		return nil, &suite.UsageError{Err: err}
+	}
+	trials, err := planTrials(cfg, req.Tasks, req.Specs, envs)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +114,14 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	}
 	trials = inTaskOrder(cfg.TaskDirs, trials)
 	runnable, refused := splitRefused(trials)
-	s := &runState{r: r, cfg: cfg, cache: cacheIndex{resultsDir: cfg.Results}, results: map[string]*results.Result{}}
-	s.progress = newProgress(r.Progress, r.TTY, len(trials))
+	s := &runState{r: r, cfg: cfg, cache: cacheIndex{resultsDir: cfg.Results}, results: map[string]*results.Result{}, redact: redact}
+	progressOut := r.Progress
+	if !redact.Empty() && progressOut != nil {
+		progressOut = &redactingWriter{w: progressOut, red: redact}
+	}
+	s.progress = newProgress(progressOut, r.TTY, len(trials))
 	rec := s.newRecord(req.ResumeID)
+	rec.Config.Variants = redactVariants(rec.Config.Variants, redact)
 	resume := req.ResumeID != ""
 
 	// Nothing is written before the engine, when one is needed, answers.
@@ -222,6 +235,7 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 	if err := results.WriteJUnit(filepath.Join(s.dir, results.JUnitFile), rec, s.ordered(trials)); err != nil {
 		return rec, err
 	}
+	s.redactRunFiles()
 	s.progress.done()
 	return rec, nil
 }
@@ -437,6 +451,7 @@ func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 	}
 	results.ApplyRewardKey(res, s.cfg.RewardKey, filepath.Join(s.dir, t.ID, grader.RewardDir))
 	results.SetExpectation(res, t.Variant)
+	s.redactTrial(filepath.Join(s.dir, t.ID), res)
 	if err := results.WriteJSONFile(filepath.Join(s.dir, t.ID, results.ResultFile), res); err != nil {
 		s.progress.line(fmt.Sprintf("%s: %v", t.ID, err))
 		return

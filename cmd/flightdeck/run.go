@@ -25,6 +25,7 @@ type runFlags struct {
 	autoJobs                  bool // --jobs auto
 	noCache, keep, json       bool
 	resume, resultsPath       string
+	envFile                   string
 
 	// Datasets (run only).
 	paths, include, exclude     []string
@@ -47,6 +48,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&f.resume, "resume", "", "continue run RUN_ID: run only its trials without a result")
 	fs.StringVar(&f.resultsPath, "results", "", "results dir (default: the suite's)")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
+	fs.StringVar(&f.envFile, "env-file", "", "NAME=VALUE lines every agent gets, and that ${NAME} in a variant's env may name: secrets, never written to results/")
 	fs.StringArrayVarP(&f.paths, "path", "p", nil, "a dataset dir (a dir of task dirs) or a task dir to run instead of the suite's tasks; repeatable; no suite needed")
 	fs.StringArrayVar(&f.include, "include", nil, "run only tasks whose id matches this glob (on top of the suite's include:); repeatable")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "skip tasks whose id matches this glob (on top of the suite's exclude:); repeatable")
@@ -159,7 +161,7 @@ func (f runFlags) options(env *cliEnv) suite.Options {
 		Tasks: f.tasks, Variants: f.variants, Attempts: f.attempts, Jobs: f.jobs, AutoJobs: f.autoJobs, Retries: f.retries,
 		NoCache: f.noCache, Keep: f.keep, ImageMap: f.imageMap, Results: f.resultsPath, Cwd: env.cwd,
 		Path: f.paths, Include: f.include, Exclude: f.exclude, NTasks: f.nTasks,
-		Registry: f.registry, Dataset: f.dataset, CacheDir: f.cacheDir,
+		Registry: f.registry, Dataset: f.dataset, CacheDir: f.cacheDir, EnvFile: f.envFile,
 	}
 }
 

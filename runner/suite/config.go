@@ -16,6 +16,9 @@ type Options struct {
 	// AutoJobs (--jobs auto) lets the run pick the concurrency from the
 	// engine's capacity, whatever the suite says.
 	AutoJobs bool
+	// EnvFile is --env-file: variables every agent gets, and that ${NAME}
+	// in a variant's env may name; all of them secrets.
+	EnvFile string
 	Retries  int // negative: the suite's
 	NoCache  bool
 	Keep     bool     // keep containers, snapshots and work dirs for debugging
@@ -67,6 +70,9 @@ type Config struct {
 	// run (the suite's image_budget:, else $FLIGHTDECK_IMAGE_BUDGET); 0:
 	// no bound.
 	ImageBudget int64 `json:"image_budget,omitempty"`
+	// EnvFile is --env-file (an absolute path; its values are never
+	// recorded).
+	EnvFile string `json:"env_file,omitempty"`
 }
 
 // UsageError is a mistake in the suite, the flags or the tasks they name:
