@@ -18,7 +18,7 @@ type Options struct {
 	AutoJobs bool
 	// EnvFile is --env-file: variables every agent gets, and that ${NAME}
 	// in a variant's env may name; all of them secrets.
-	EnvFile string
+	EnvFile  string
 	Retries  int // negative: the suite's
 	NoCache  bool
 	Keep     bool     // keep containers, snapshots and work dirs for debugging
