@@ -134,6 +134,12 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	if err := s.makeRunDir(resume, rec); err != nil {
 		return nil, err
 	}
+	if resume && !redact.Empty() {
+		// A trial the interruption cut short left its logs unmasked.
+		if err := redact.Tree(s.dir); err != nil {
+			s.progress.line("redact secrets: " + err.Error())
+		}
+	}
 	if len(refused) > 0 {
 		s.progress.line(fmt.Sprintf("run %s: %d trials, %d of them refused (tasks that cannot run here) → %s", s.runID, len(trials), len(refused), s.dir))
 	} else {
