@@ -14,6 +14,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
+	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -240,6 +241,9 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 	}
 	if err := results.WriteJUnit(filepath.Join(s.dir, results.JUnitFile), rec, s.ordered(trials)); err != nil {
 		return rec, err
+	}
+	if err := htmlreport.WriteFile(filepath.Join(s.dir, htmlreport.File), s.dir, ""); err != nil {
+		s.progress.line("report.html: " + err.Error())
 	}
 	s.redactRunFiles()
 	s.progress.done()

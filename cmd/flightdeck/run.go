@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/audit"
+	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -214,20 +216,26 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 func runReport(_ context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "report", "report RUN_ID [flags]", "flightdeck report 20250130-101500-a1b2c3 --json")
+	fs := newFlags(env, "report", "report RUN_ID [RUN_B] [flags]",
+		"flightdeck report 20250130-101500-a1b2c3 --json\n  flightdeck report 20250130-101500-a1b2c3 --html --open\n  flightdeck report RUN_A RUN_B --html   # the tasks whose outcome differs")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	asHTML := fs.Bool("html", false, "write the run's report.html (one self-contained page) and print its path")
+	openIt := fs.Bool("open", false, "with --html, open the page in the desktop's browser")
 	resultsPath := fs.String("results", "", "results dir (default: the default suite's, else ./results)")
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(env.stderr, "flightdeck report: name one run id")
+	if fs.NArg() < 1 || fs.NArg() > 2 || fs.NArg() == 2 && !*asHTML {
+		fmt.Fprintln(env.stderr, "flightdeck report: name one run id (two, with --html, to compare them)")
 		return exitUsage
 	}
 	dir, err := results.RunDir(resultsDir(env, *resultsPath), fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
 		return exitUsage
+	}
+	if *asHTML {
+		return writeHTMLReport(env, fs.Args(), dir, *resultsPath, *openIt)
 	}
 	rep, err := results.LoadReport(dir)
 	if err != nil {
@@ -339,3 +347,29 @@ func (j *jobsFlag) Set(v string) error {
 }
 
 func (j *jobsFlag) Type() string { return "N|auto" }
+
+// writeHTMLReport writes the run's report.html (compared with a second
+// run when two are named: then the page is written in the first run's
+// dir as report-vs-<RUN_B>.html) and prints its path.
+func writeHTMLReport(env *cliEnv, args []string, dir, resultsPath string, openIt bool) int {
+	against, path := "", filepath.Join(dir, htmlreport.File)
+	if len(args) == 2 {
+		var err error
+		if against, err = results.RunDir(resultsDir(env, resultsPath), args[1]); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
+			return exitUsage
+		}
+		path = filepath.Join(dir, "report-vs-"+filepath.Base(against)+".html")
+	}
+	if err := htmlreport.WriteFile(path, dir, against); err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
+		return exitFindings
+	}
+	fmt.Fprintln(env.stdout, path)
+	if openIt {
+		if err := exec.Command("xdg-open", path).Start(); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck report: open %s: %v (open it in a browser: it needs no server)\n", path, err)
+		}
+	}
+	return exitOK
+}

@@ -264,3 +264,14 @@ func refusedTasks(results []*Result) []suite.RefusedTask {
 	}
 	return out
 }
+
+// LoadResults reads a run's record and every result it has, in the
+// record's order (trials without a readable result left out).
+func LoadResults(dir string) (*RunRecord, []*Result, error) {
+	rec, err := ReadRunRecord(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	rs, _, _ := readResults(dir, rec)
+	return rec, rs, nil
+}
