@@ -37,7 +37,8 @@ const tailLines = 40
 var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": pct,
+	"pct":   pct,
+	"first": func(n int, xs []string) []string { return xs[:min(n, len(xs))] },
 	"deref": func(p *float64) float64 {
 		if p == nil {
 			return 0
