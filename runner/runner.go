@@ -42,7 +42,9 @@ type EngineOpener func(ctx context.Context) (sandbox.Engine, error)
 type Runner struct {
 	Open     EngineOpener
 	Progress io.Writer // progress lines and notices (stderr)
-	TTY      bool      // Progress is a terminal: one live status line
+	TTY      bool      // Progress is a terminal: a live status block under the lines
+	// Width is the terminal's columns, read at each redraw (nil: 100).
+	Width func() int
 	Version  string    // flightdeck's version, recorded in run.json
 	Owner    sandbox.Owner
 	// ImageIndex is the directory of the image index, where each run
@@ -121,6 +123,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 		progressOut = &redactingWriter{w: progressOut, red: redact}
 	}
 	s.progress = newProgress(progressOut, r.TTY, len(trials))
+	s.progress.width = r.Width
 	rec := s.newRecord(req.ResumeID)
 	rec.Config.Variants = redactVariants(rec.Config.Variants, redact)
 	resume := req.ResumeID != ""
@@ -392,6 +395,10 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 // execute runs trials, at most cfg.Concurrency at once, until done or
 // interrupted.
 func (s *runState) execute(ctx context.Context, todo []*suite.Trial) {
+	s.progress.mu.Lock()
+	s.progress.jobs = max(1, s.cfg.Concurrency)
+	s.progress.mu.Unlock()
+	s.progress.tick()
 	jobs := make(chan *suite.Trial)
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -123,6 +123,7 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 		},
 		Progress: env.stderr,
 		TTY:      isTerminal(env.stderr),
+		Width:    terminalWidth(env.stderr),
 		Version:  version,
 		Owner:    sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()},
 		// Each run records its uses of task images for the image cache.
