@@ -44,9 +44,9 @@ type Runner struct {
 	Progress io.Writer // progress lines and notices (stderr)
 	TTY      bool      // Progress is a terminal: a live status block under the lines
 	// Width is the terminal's columns, read at each redraw (nil: 100).
-	Width func() int
-	Version  string    // flightdeck's version, recorded in run.json
-	Owner    sandbox.Owner
+	Width   func() int
+	Version string // flightdeck's version, recorded in run.json
+	Owner   sandbox.Owner
 	// ImageIndex is the directory of the image index, where each run
 	// records its uses of task images for the cache's eviction ("": none).
 	ImageIndex string
