@@ -1,7 +1,10 @@
 // Package text shapes text for people: messages, reports, progress lines.
 package text
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // OneLine shortens s to one line of at most n bytes, its runs of white
 // space made single spaces.
@@ -11,4 +14,18 @@ func OneLine(s string, n int) string {
 		return s[:n-1] + "…"
 	}
 	return s
+}
+
+// Bytes writes a size in binary units, one decimal: 512B, 1.5KiB, 2.0GiB.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%dB", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -6,6 +6,7 @@ package capacity
 
 import (
 	"fmt"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"strings"
 )
 
@@ -62,7 +63,7 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 			mem = DefaultTaskMemory
 		}
 		if h.Memory > 0 && t.Memory > h.Memory {
-			return Decision{}, fmt.Errorf("task %s needs %s of memory; the engine has %s", t.ID, human(t.Memory), human(h.Memory))
+			return Decision{}, fmt.Errorf("task %s needs %s of memory; the engine has %s", t.ID, text.Bytes(t.Memory), text.Bytes(h.Memory))
 		}
 		if h.CPUs > 0 && t.CPUs > float64(h.CPUs) {
 			return Decision{}, fmt.Errorf("task %s needs %g CPUs; the engine has %d", t.ID, t.CPUs, h.CPUs)
@@ -77,10 +78,10 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 	d := Decision{}
 	if h.FreeDisk >= 0 && uncached > 0 {
 		if needDisk > h.FreeDisk {
-			return Decision{}, fmt.Errorf("disk: %d images to build from %s of build contexts; the engine's data root has %s free", uncached, human(needDisk), human(h.FreeDisk))
+			return Decision{}, fmt.Errorf("disk: %d images to build from %s of build contexts; the engine's data root has %s free", uncached, text.Bytes(needDisk), text.Bytes(h.FreeDisk))
 		}
 		if want := needDisk + int64(uncached)*buildMargin; want > h.FreeDisk {
-			d.Warnings = append(d.Warnings, fmt.Sprintf("disk: %d images to build may need about %s; the engine's data root has %s free", uncached, human(want), human(h.FreeDisk)))
+			d.Warnings = append(d.Warnings, fmt.Sprintf("disk: %d images to build may need about %s; the engine's data root has %s free", uncached, text.Bytes(want), text.Bytes(h.FreeDisk)))
 		}
 	}
 	byCPU, byMem := 0, 0
@@ -95,7 +96,7 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 		d.Why = fmt.Sprintf("jobs: %d", requested)
 		if byMem > 0 && requested > byMem {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("memory: %d trials at once of up to %s each exceed the engine's %s; trials may be killed for memory (--jobs auto picks %d)",
-				requested, human(perTrialMem), human(h.Memory), min(byMem, max(byCPU, 1))))
+				requested, text.Bytes(perTrialMem), text.Bytes(h.Memory), min(byMem, max(byCPU, 1))))
 		}
 		return d, nil
 	}
@@ -106,7 +107,7 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 		jobs = min(jobs, byCPU)
 	}
 	if byMem > 0 {
-		why = append(why, fmt.Sprintf("%s of memory at %s per trial fits %d", human(h.Memory), human(perTrialMem), byMem))
+		why = append(why, fmt.Sprintf("%s of memory at %s per trial fits %d", text.Bytes(h.Memory), text.Bytes(perTrialMem), byMem))
 		jobs = min(jobs, byMem)
 	}
 	if byCPU == 0 && byMem == 0 {
@@ -119,18 +120,4 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 	d.Jobs = max(1, jobs)
 	d.Why = fmt.Sprintf("jobs: %d (auto: %s)", d.Jobs, strings.Join(why, "; "))
 	return d, nil
-}
-
-// human writes bytes in binary units.
-func human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/go-units"
 
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
+	"github.com/flightdeck/flightdeck/internal/text"
 )
 
 // DirEnv overrides where the index is kept (tests, CI caches).
@@ -202,4 +203,4 @@ func ParseSize(s string) (int64, error) {
 }
 
 // HumanSize writes a size for people, in the units ParseSize reads: 1.2GiB.
-func HumanSize(n int64) string { return units.BytesSize(float64(n)) }
+func HumanSize(n int64) string { return text.Bytes(n) }

@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"os"
 	"path/filepath"
 	"time"
@@ -142,22 +143,8 @@ type ImageBudget struct {
 // Line says what the budget did, in one line.
 func (b ImageBudget) Line() string {
 	if len(b.Evicted) == 0 {
-		return fmt.Sprintf("images: %s cached, within the budget of %s", humanBytes(b.After), humanBytes(b.Budget))
+		return fmt.Sprintf("images: %s cached, within the budget of %s", text.Bytes(b.After), text.Bytes(b.Budget))
 	}
 	return fmt.Sprintf("images: evicted %d least recently used (%s) to fit the budget of %s; %s cached",
-		len(b.Evicted), humanBytes(b.Freed), humanBytes(b.Budget), humanBytes(b.After))
-}
-
-// humanBytes writes a size in binary units: 1.2GiB.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%dB", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f%ciB", float64(n)/float64(div), "KMGTPE"[exp])
+		len(b.Evicted), text.Bytes(b.Freed), text.Bytes(b.Budget), text.Bytes(b.After))
 }

@@ -174,7 +174,7 @@ func ParseEnvFile(path string) (map[string]string, error) {
 		line = strings.TrimPrefix(line, "export ")
 		k, v, ok := strings.Cut(line, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !validName(k) {
+		if !ok || !ValidName(k) {
 			// The line is not shown: it may hold a secret.
 			return nil, fmt.Errorf("%s:%d: want NAME=VALUE (a name of letters, digits and _)", path, n)
 		}
@@ -190,7 +190,9 @@ func ParseEnvFile(path string) (map[string]string, error) {
 	return vars, nil
 }
 
-func validName(s string) bool {
+// ValidName reports whether s is an environment variable name: letters,
+// digits and _, not starting with a digit.
+func ValidName(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/internal/hostpath"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
+	"github.com/flightdeck/flightdeck/runner/secrets"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -430,7 +431,7 @@ func (p suiteParser) variants(s *Suite, v *yaml.Node) error {
 			case "env":
 				vr.Env = map[string]string{}
 				return p.fields(f, field, func(ek string, _, ev *yaml.Node) error {
-					if !validEnvName(ek) {
+					if !secrets.ValidName(ek) {
 						return p.errf(ev, "%s: %q is not a valid variable name", field, ek)
 					}
 					var s string
@@ -524,18 +525,6 @@ func validRewardKey(s string) bool {
 	}
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
 			return false
 		}
 	}
