@@ -1,0 +1,76 @@
+package htmlreport
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/suite"
+)
+
+// writeRun writes a run dir with one result per trial ("task/variant" →
+// outcome), as a run leaves it.
+func writeRun(t *testing.T, dir, runID string, outcomes map[string]grader.Outcome) string {
+	t.Helper()
+	runDir := filepath.Join(dir, runID)
+	rec := &results.RunRecord{Schema: results.RunSchema, RunID: runID, Dir: runDir, Suite: "s", Status: results.StatusFinished,
+		Config: suite.Config{Variants: []suite.Variant{{Name: "a", Agent: "oracle"}, {Name: "b", Agent: "nop"}}, Attempts: 1},
+		Started: time.Now().Add(-time.Minute), Finished: time.Now()}
+	for key, o := range outcomes {
+		task, variant, _ := strings.Cut(key, "/")
+		trial := task + "__" + variant + "__1"
+		start := time.Now().Add(-10 * time.Second)
+		r := &results.Result{Schema: results.ResultSchema, RunID: runID, Trial: trial, TaskID: task, Variant: variant, Attempt: 1,
+			Outcome: o, Started: start, Finished: start.Add(4 * time.Second), Tries: 1,
+			Phases: []results.Phase{{Name: "agent", Start: start, End: start.Add(time.Second)}, {Name: "grade", Start: start.Add(time.Second), End: start.Add(4 * time.Second)}}}
+		require.NoError(t, os.MkdirAll(filepath.Join(runDir, trial), 0o755))
+		require.NoError(t, results.WriteJSONFile(filepath.Join(runDir, trial, results.ResultFile), r))
+		rec.Trials = append(rec.Trials, results.TrialSummary{TrialLine: results.TrialLine{Trial: trial, TaskID: task, Variant: variant, Attempt: 1, Outcome: o}})
+	}
+	require.NoError(t, results.WriteJSONFile(filepath.Join(runDir, results.RunFile), rec))
+	return runDir
+}
+
+// A log larger than the page holds is cut to its end, with a link to the
+// file; HTML in a log is text, not markup.
+func TestReportCutsLargeLogs(t *testing.T) {
+	dir := writeRun(t, t.TempDir(), "run-1", map[string]grader.Outcome{"t/a": grader.OutcomePassed, "t/b": grader.OutcomeFailed})
+	log := strings.Repeat("early line\n", 40000) + "<script>alert(1)</script>\nthe last line\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t__b__1", results.GraderLog), []byte(log), 0o644))
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, dir, ""))
+	page := buf.String()
+	assert.Contains(t, page, `the whole log is <a href="t__b__1/grader.log">t__b__1/grader.log</a>`)
+	assert.Contains(t, page, "the last line")
+	assert.Less(t, len(page), 2*maxEmbed+64<<10, "the page holds the log's end, not all of it")
+	assert.NotContains(t, page, "<script>alert(1)</script>", "escaped")
+	assert.Contains(t, page, "&lt;script&gt;alert(1)&lt;/script&gt;")
+	assert.Contains(t, page, `data-outcome="failed"`)
+}
+
+// Two runs compared: the tasks and variants whose outcome changed.
+func TestReportComparesRuns(t *testing.T) {
+	root := t.TempDir()
+	before := writeRun(t, root, "run-1", map[string]grader.Outcome{"x/a": grader.OutcomePassed, "y/a": grader.OutcomePassed, "x/b": grader.OutcomeFailed})
+	now := writeRun(t, root, "run-2", map[string]grader.Outcome{"x/a": grader.OutcomeFailed, "y/a": grader.OutcomePassed, "x/b": grader.OutcomeFailed})
+	a, err := load(now)
+	require.NoError(t, err)
+	b, err := load(before)
+	require.NoError(t, err)
+	d := compareRuns(a, b)
+	require.Len(t, d, 1)
+	assert.Equal(t, diff{Task: "x", Left: "run-1 a", Right: "run-2 a", From: "passed", To: "failed", RightA: "t-x__a__1"}, d[0])
+	v := compareVariants(a)
+	require.Len(t, v, 0, "x: failed under both a and b now")
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, now, before))
+	assert.Contains(t, buf.String(), "Tasks whose outcome differs from run run-1")
+}
