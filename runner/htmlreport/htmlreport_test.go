@@ -22,7 +22,7 @@ func writeRun(t *testing.T, dir, runID string, outcomes map[string]grader.Outcom
 	t.Helper()
 	runDir := filepath.Join(dir, runID)
 	rec := &results.RunRecord{Schema: results.RunSchema, RunID: runID, Dir: runDir, Suite: "s", Status: results.StatusFinished,
-		Config: suite.Config{Variants: []suite.Variant{{Name: "a", Agent: "oracle"}, {Name: "b", Agent: "nop"}}, Attempts: 1},
+		Config:  suite.Config{Variants: []suite.Variant{{Name: "a", Agent: "oracle"}, {Name: "b", Agent: "nop"}}, Attempts: 1},
 		Started: time.Now().Add(-time.Minute), Finished: time.Now()}
 	for key, o := range outcomes {
 		task, variant, _ := strings.Cut(key, "/")
