@@ -11,14 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/docker/go-units"
 
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	"github.com/flightdeck/flightdeck/internal/text"
@@ -193,13 +193,19 @@ func Total(imgs []Image) int64 {
 	return n
 }
 
-// ParseSize reads a size as a user writes one: 5GB, 500MB, 2GiB, 1e9 (bytes).
+// ParseSize reads a size as a user writes one: 5GB, 500MiB, 2g, 1024 (bytes).
+// Every unit is binary: 1KB = 1KiB = 1024 bytes, as docker's flags read them.
 func ParseSize(s string) (int64, error) {
-	n, err := units.RAMInBytes(strings.TrimSpace(s))
-	if err != nil || n < 0 {
+	in := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(in, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
+	unit := strings.ToLower(strings.TrimSpace(in[len(num):]))
+	shift, ok := map[string]uint{"": 0, "b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20,
+		"g": 30, "gb": 30, "gib": 30, "t": 40, "tb": 40, "tib": 40}[unit]
+	n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !ok || err != nil || n < 0 || n*float64(int64(1)<<shift) > math.MaxInt64/2 {
 		return 0, fmt.Errorf("%q is not a size (for example 20GB, 500MiB)", s)
 	}
-	return n, nil
+	return int64(n * float64(int64(1)<<shift)), nil
 }
 
 // HumanSize writes a size for people, in the units ParseSize reads: 1.2GiB.
