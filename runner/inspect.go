@@ -158,7 +158,9 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	pid := strconv.Itoa(target.Pid)
 	engineSince := since.Add(s.clockOffset)
 	stamp := strconv.FormatFloat(float64(engineSince.UnixNano())/1e9, 'f', 3, 64)
-	out, err := h.runInspector(ctx, c.ID, pid, "list", stamp, h.dir)
+	sc := tamper.Scope{WorkDir: h.dir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
+		Oracle: t.Variant.Agent == suite.AgentOracle}
+	out, err := h.runInspector(ctx, c.ID, append([]string{pid, "list", stamp, h.dir}, tamper.Unwalked(sc.PathDirs)...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,8 +168,6 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	if h.stoppedChanges != nil {
 		changes = slices.DeleteFunc(changes, func(c tamper.Change) bool { return !h.stoppedChanges[c.Path] })
 	}
-	sc := tamper.Scope{WorkDir: h.dir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
-		Oracle: t.Variant.Agent == suite.AgentOracle}
 	candidates := tamper.Candidates(changes, sc)
 	var findings []tamper.Finding
 	var installed []string

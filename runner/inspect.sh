@@ -7,9 +7,11 @@
 # resolved by hand (the kernel would resolve them in the inspector's own
 # root).
 #
-#   inspect.sh PID list SINCE [WORKDIR]  every non-directory changed after SINCE
+#   inspect.sh PID list SINCE [WORKDIR [UNWALKED...]]
+#                                    every non-directory changed after SINCE
 #                                    (seconds since the epoch), outside
-#                                    WORKDIR, /proc, /sys, /dev and other
+#                                    WORKDIR, the UNWALKED trees (find -path
+#                                    patterns), /proc, /sys, /dev and other
 #                                    mounts: "TYPE PATH\0"
 #   inspect.sh PID dpkg PATH...          each path's owning package by dpkg's
 #                                    records and MD5s (the record's, the
@@ -26,6 +28,8 @@ list)
 	wd="${wd#/}"
 	prune=(-path ./proc -o -path ./sys -o -path ./dev)
 	[ -n "$wd" ] && prune+=(-o -path "./$wd")
+	shift 3 2>/dev/null || shift $#
+	for u in "$@"; do prune+=(-o -path "./${u#/}"); done
 	find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0' | head -z -n 100000
 	;;
 dpkg)

@@ -63,6 +63,34 @@ func PathDirs(pathEnv string) []string {
 	return dirs
 }
 
+// unwalked are the trees the inspector does not walk (find -path
+// patterns): nothing the verifier runs loads a file from them by a name
+// the judge knows (a tool on PATH, a site dir's .pth or plugin, a
+// conftest.py beside the tests, a shell's start-up file), and walking them
+// through a fresh container's overlay is most of an inspection's time.
+var unwalked = []string{"/usr/share", "/usr/include", "/usr/lib/*-linux-gnu", "/usr/lib/locale",
+	"/var/cache", "/var/lib/apt", "/var/lib/dpkg", "/var/log"}
+
+// Unwalked is what the inspector leaves out of its walk: the trees above,
+// but none that holds a directory of the verifier's PATH.
+func Unwalked(pathDirs []string) []string {
+	var out []string
+	for _, u := range unwalked {
+		holdsPath := slices.ContainsFunc(pathDirs, func(d string) bool {
+			for p := d; p != "/" && p != "."; p = path.Dir(p) {
+				if ok, _ := path.Match(u, p); ok {
+					return true
+				}
+			}
+			return false
+		})
+		if !holdsPath {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // shellStartup are the start-up files of shells and of the dynamic loader
 // (a directory's name ending in "/" covers its files).
 var shellStartup = []string{

@@ -103,3 +103,13 @@ func TestJudge(t *testing.T) {
 	}
 	assert.Equal(t, []string{"/usr/bin/python3", "/usr/local/bin/forge", "/tests/x"}, paths)
 }
+
+func TestUnwalked(t *testing.T) {
+	all := Unwalked(PathDirs(""))
+	assert.Contains(t, all, "/usr/share")
+	assert.Contains(t, all, "/usr/lib/*-linux-gnu")
+	got := Unwalked(PathDirs("/usr/share/dotnet:/usr/lib/x86_64-linux-gnu/tool/bin:/usr/local/bin"))
+	assert.NotContains(t, got, "/usr/share", "a tree that holds a PATH dir is walked")
+	assert.NotContains(t, got, "/usr/lib/*-linux-gnu")
+	assert.Contains(t, got, "/var/cache")
+}
