@@ -33,6 +33,10 @@ const maxEmbed = 256 << 10
 // tailLines is how many last lines of a log are shown first.
 const tailLines = 40
 
+// pageBudget bounds what a page holds whole: past it (a run of thousands
+// of trials), a file shows its last lines and links to the rest.
+const pageBudget = 32 << 20
+
 //go:embed report.html.tmpl
 var pageTemplate string
 
@@ -186,8 +190,9 @@ func load(dir string) (*run, error) {
 	for i := range r.Cells {
 		r.Cells[i] = make([]cellSet, len(r.Columns))
 	}
+	budget := int64(pageBudget)
 	for _, res := range rs {
-		t := newTrial(dir, res)
+		t := newTrial(dir, res, &budget)
 		r.Trials = append(r.Trials, t)
 		col := slices.Index(r.Columns, res.Variant)
 		row := taskIdx[res.TaskID]
@@ -201,7 +206,7 @@ func load(dir string) (*run, error) {
 	return r, nil
 }
 
-func newTrial(dir string, res *results.Result) *trial {
+func newTrial(dir string, res *results.Result, budget *int64) *trial {
 	t := &trial{R: res, Anchor: "t-" + res.Trial, Class: "o-" + string(res.Outcome)}
 	if res.Cached {
 		t.Marks = append(t.Marks, "cached")
@@ -231,9 +236,9 @@ func newTrial(dir string, res *results.Result) *trial {
 		}
 	}
 	tdir := filepath.Join(dir, res.Trial)
-	t.Diff = readText(dir, tdir, results.DiffPatch)
+	t.Diff = readText(dir, tdir, results.DiffPatch, budget)
 	for _, name := range []string{results.GraderLog, results.AgentLog, "verifier/test-stdout.txt", "logs/verifier/test-stdout.txt", results.BuildLog} {
-		if x := readText(dir, tdir, name); x != nil {
+		if x := readText(dir, tdir, name, budget); x != nil {
 			t.Logs = append(t.Logs, x)
 		}
 	}
@@ -241,8 +246,9 @@ func newTrial(dir string, res *results.Result) *trial {
 }
 
 // readText reads a trial's file for the page; nil when it is missing or
-// empty.
-func readText(runDir, tdir, name string) *text {
+// empty. What it holds whole comes out of budget; once that is spent, a
+// file is its last lines and a link.
+func readText(runDir, tdir, name string, budget *int64) *text {
 	path := filepath.Join(tdir, filepath.FromSlash(name))
 	info, err := os.Stat(path)
 	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
@@ -258,10 +264,10 @@ func readText(runDir, tdir, name string) *text {
 		x.Path = filepath.ToSlash(rel)
 	}
 	var data []byte
-	if info.Size() > maxEmbed {
+	if limit := min(maxEmbed, max(*budget, 4<<10)); info.Size() > limit {
 		x.Cut = true
-		data = make([]byte, maxEmbed)
-		if _, err := f.ReadAt(data, info.Size()-maxEmbed); err != nil && err != io.EOF {
+		data = make([]byte, limit)
+		if _, err := f.ReadAt(data, info.Size()-limit); err != nil && err != io.EOF {
 			return nil
 		}
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -270,6 +276,7 @@ func readText(runDir, tdir, name string) *text {
 	} else if data, err = io.ReadAll(f); err != nil {
 		return nil
 	}
+	*budget -= int64(len(data))
 	s := strings.ToValidUTF8(string(data), "\uFFFD")
 	x.Whole = s
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
