@@ -24,7 +24,7 @@ import (
 )
 
 // File is the report's name in a run's directory.
-const File = "report.html"
+const File = results.ReportPage
 
 // maxEmbed is the most of one file (a log, a diff) the page holds whole;
 // past it the page holds the end and links to the file.

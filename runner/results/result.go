@@ -28,6 +28,7 @@ const (
 	EventsFile = "events.jsonl"
 	RunFile    = "run.json"
 	JUnitFile  = "junit.xml"
+	ReportPage = "report.html" // the run as one page (package htmlreport)
 )
 
 // Result is a trial's result.json: written once, atomically, when the trial

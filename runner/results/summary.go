@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -64,6 +66,9 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 		fmt.Fprintf(w, "\n%d trials have no result (interrupted); finish them with: flightdeck run --resume %s\n", len(rec.NotRun), rec.RunID)
 	}
 	fmt.Fprintf(w, "\nresults: %s\n", rec.Dir)
+	if _, err := os.Stat(filepath.Join(rec.Dir, ReportPage)); err == nil {
+		fmt.Fprintf(w, "report:  %s\n", filepath.Join(rec.Dir, ReportPage))
+	}
 }
 
 // cellText is one task × variant cell: the outcome and reward for one
