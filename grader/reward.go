@@ -43,7 +43,7 @@ const (
 	RewardNotRegular = "not_regular" // a symlink, directory, device or pipe, or a file that cannot be read
 	RewardUnfinished = "unfinished"  // the grading container stopped under the grader, stopped from within; no reward is read
 	RewardMissingKey = "missing_key" // the key that decides (a suite's reward_key:) is not among the keys written
-	RewardTampered   = "tampered"    // live grading: a process other than the verifier wrote into the reward dir; no reward is read
+	RewardTampered   = "tampered"    // live grading: a process other than the verifier wrote into the reward dir, or kept the verifier from running; no reward is read
 )
 
 // RewardError says why no reward could be read.

@@ -435,10 +435,11 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	}
 	g, err := grader.RunLive(ctx, s.eng, h.container, req)
 	if left := h.res.GradePhase.AgentProcesses; err != nil && len(left) > 0 && ctx.Err() == nil && !errors.Is(err, sandbox.ErrContainerGone) {
-		// A process the agent left can kill the verifier's commands as
-		// well as it can write a reward: the agent's doing, not the
-		// engine's, and no retry would change it.
-		g = grader.Grade{RewardErr: &grader.RewardError{Kind: grader.RewardUnfinished,
+		// A process the agent left can kill the verifier's commands, or
+		// write into the reward dir while it is made anew, as well as it
+		// can write a reward: the agent's doing, not the engine's, and no
+		// retry would change it.
+		g = grader.Grade{RewardErr: &grader.RewardError{Kind: grader.RewardTampered,
 			Detail: fmt.Sprintf("the verifier could not run while %d process(es) the agent left ran (grade_phase.agent_processes; grading: snapshot runs none): %v", len(left), err)}}
 		err = nil
 	}

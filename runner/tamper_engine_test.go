@@ -189,7 +189,7 @@ exit 0
 	killer := res["timed__killer__1"]
 	assert.Equal(t, grader.OutcomeFailed, killer.Outcome, "the daemon kills the verifier: the agent's failure, not the engine's: %s", killer.Error)
 	if assert.NotNil(t, killer.RewardError) {
-		assert.Equal(t, grader.RewardUnfinished, killer.RewardError.Kind)
+		assert.Equal(t, grader.RewardTampered, killer.RewardError.Kind)
 		assert.Contains(t, killer.RewardError.Detail, "process(es) the agent left ran")
 	}
 	assertNoLeftovers(t, eng, rec.RunID)
