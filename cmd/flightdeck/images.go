@@ -263,8 +263,10 @@ func prepareTasks(ctx context.Context, env *cliEnv, name string, args []string, 
 	return req, true
 }
 
-// newBuildRunner is a runner for the commands that only build.
-func newBuildRunner(env *cliEnv, results string) (*runner.Runner, func()) {
+// newRunner is a runner on the engine (opened when the run needs it, and
+// closed by the function returned), its progress on stderr, recording its
+// uses of task images in the user's image index.
+func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 	var opened []*sandbox.Docker
 	r := &runner.Runner{
 		Open: func(ctx context.Context) (sandbox.Engine, error) {
@@ -288,7 +290,7 @@ func newBuildRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 // buildAll builds every task image of req, printing a line per task to
 // out; ok is false when one failed or was refused.
 func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Request, jobs int) ([]runner.BuildLine, bool) {
-	r, closeAll := newBuildRunner(env, req.Config.Results)
+	r, closeAll := newRunner(env, req.Config.Results)
 	defer closeAll()
 	ok := true
 	for _, rt := range req.Refused {

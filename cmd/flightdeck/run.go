@@ -17,7 +17,6 @@ import (
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
-	"github.com/flightdeck/flightdeck/sandbox"
 )
 
 // runFlags are the flags `run` and `task verify` share.
@@ -111,29 +110,9 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 // execute runs a prepared request and prints the outcome: the summary (or
 // run.json with --json), or, when show is set, what show prints.
 func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, show func(io.Writer, *runner.Runner, *results.RunRecord) int) int {
-	var opened []*sandbox.Docker
-	r := &runner.Runner{
-		Open: func(ctx context.Context) (sandbox.Engine, error) {
-			d, err := sandbox.NewWithOptions(ctx, sandbox.Options{ProbeDir: req.Config.Results})
-			if err != nil {
-				return nil, err
-			}
-			opened = append(opened, d)
-			return d, nil
-		},
-		Progress: env.stderr,
-		TTY:      isTerminal(env.stderr),
-		Width:    terminalWidth(env.stderr),
-		Version:  version,
-		Owner:    sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()},
-		// Each run records its uses of task images for the image cache.
-		ImageIndex: imageIndexDir(),
-	}
-	defer func() {
-		for _, d := range opened {
-			d.Close()
-		}
-	}()
+	r, closeAll := newRunner(env, req.Config.Results)
+	defer closeAll()
+	r.TTY, r.Width = isTerminal(env.stderr), terminalWidth(env.stderr)
 	rec, err := r.Run(ctx, req)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
