@@ -11,6 +11,7 @@ import (
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
 	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -59,8 +60,7 @@ func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(B
 	if jobs < 1 {
 		jobs = max(1, req.Config.Concurrency)
 	}
-	run := NewRunID(time.Now())
-	s := &runState{r: r, runID: "build-" + run}
+	run := "build-" + NewRunID(time.Now())
 	var mu sync.Mutex
 	imgs := newTaskImages(eng, req.Config.Images, filepath.Join(req.Config.Results, "builds"), req.Config.TimeoutMultiplier.Build,
 		func(line string) {
@@ -68,9 +68,10 @@ func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(B
 			defer mu.Unlock()
 			fmt.Fprintln(r.Progress, line)
 		})
-	imgs.touch = func(ref string) {
-		if r.ImageIndex != "" {
-			s.touchImageQuiet(ref)
+	if r.ImageIndex != "" {
+		imgs.touch = func(ref string) {
+			// A failure to record a use is not the build's.
+			_ = imagecache.Open(r.ImageIndex).Touch([]string{ref}, run, time.Now())
 		}
 	}
 	perTask := make([][]BuildLine, len(req.Tasks))

@@ -22,11 +22,6 @@ func (s *runState) touchImage(ref string) {
 	}
 }
 
-// touchImageQuiet is touchImage for a run without progress lines.
-func (s *runState) touchImageQuiet(ref string) {
-	_ = imagecache.Open(s.r.ImageIndex).Touch([]string{ref}, s.runID, time.Now())
-}
-
 // enforceBudget evicts cached task images, least recently used first and
 // never one a container uses, until they fit the run's image budget, and
 // records what it did in the run's record.

@@ -45,14 +45,14 @@ const inspectTimeout = 2 * time.Minute
 // ran), nor for a separate verifier (its own image grades), nor when the
 // container has stopped.
 func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
-	if h.t.Variant.Agent == suite.AgentNop || h.agentStart.IsZero() {
+	if h.agentStart.IsZero() {
 		return
 	}
-	if _, ok := h.t.Task.SeparateVerifier(); ok {
-		return
-	}
-	if h.t.Variant.Tamper == suite.TamperOff {
+	if h.t.Variant.Tamper == suite.TamperOff && inspected(h.t, true) {
 		h.res.TamperCheck = &results.TamperCheck{Note: "not checked: tamper: off"}
+		return
+	}
+	if !inspected(h.t, false) {
 		return
 	}
 	if st, err := h.s.eng.State(ctx, h.container); err != nil || !st.Running {
@@ -62,15 +62,23 @@ func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
 	h.inspect(ctx, step, h.agentStart)
 }
 
+// inspected reports whether a Harbor-model trial's agent phase is
+// inspected: not nop's (nothing of an agent ran), not a separate
+// verifier's task (its own image grades), and not under tamper: off
+// unless evenIfOff.
+func inspected(t *suite.Trial, evenIfOff bool) bool {
+	if _, separate := t.Task.SeparateVerifier(); separate || t.Variant.Agent == suite.AgentNop {
+		return false
+	}
+	return evenIfOff || t.Variant.Tamper != suite.TamperOff
+}
+
 // restartForInspect starts again a container the agent's timeout stopped,
 // as the verifier would have it started, so that the inspector can read
 // it; the engine's list of what changed in it is taken first.
 func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) error {
 	h.stoppedChanges = nil
-	if !ag.TimedOut || h.t.Variant.Agent == suite.AgentNop || h.t.Variant.Tamper == suite.TamperOff {
-		return nil
-	}
-	if _, ok := h.t.Task.SeparateVerifier(); ok {
+	if !ag.TimedOut || !inspected(h.t, false) {
 		return nil
 	}
 	st, err := h.s.eng.State(ctx, h.container)
@@ -360,8 +368,7 @@ func (s *runState) removeInspectorLocked(ctx context.Context) {
 // agent.
 func (s *runState) startInspectorEarly(ctx context.Context, todo []*suite.Trial) {
 	for _, t := range todo {
-		if _, separate := t.Task.SeparateVerifier(); t.Harbor() && !separate &&
-			t.Variant.Agent != suite.AgentNop && t.Variant.Tamper != suite.TamperOff {
+		if t.Harbor() && inspected(t, false) {
 			s.inspectorEarly.Add(1)
 			go func() {
 				defer s.inspectorEarly.Done()

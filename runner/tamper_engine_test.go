@@ -58,6 +58,7 @@ echo 1 > /logs/verifier/reward.txt
 			"honest": map[string]string{"agent": "command", "command": honestScript},
 			"forge":  map[string]string{"agent": "command", "command": forgeScript},
 			"strict": map[string]string{"agent": "command", "command": forgeScript, "tamper": "fail"},
+			"off":    map[string]string{"agent": "command", "command": forgeScript, "tamper": "off"},
 			"nop":    map[string]string{"agent": "nop"},
 		},
 	})
@@ -103,6 +104,13 @@ echo 1 > /logs/verifier/reward.txt
 	assert.Equal(t, 1.0, *strict.Reward, "the reward stays recorded")
 	assert.Contains(t, strict.Error, "flagged for tampering (tamper: fail)")
 	assert.Equal(t, want, tamperKinds(strict))
+
+	off := res["target__off__1"]
+	require.NotNil(t, off)
+	assert.Empty(t, off.Tamper, "tamper: off runs no inspector")
+	if assert.NotNil(t, off.TamperCheck) {
+		assert.Equal(t, "not checked: tamper: off", off.TamperCheck.Note)
+	}
 
 	nop := res["target__nop__1"]
 	require.NotNil(t, nop)
