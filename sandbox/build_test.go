@@ -179,6 +179,36 @@ func TestEnsureImageFailedBuildQuotesFailingStep(t *testing.T) {
 	}
 }
 
+// TestEnsureImageBuildLogIsText builds with the classic builder, which
+// paints a step's stderr red: neither the build log nor the error keeps an
+// escape sequence, only the text.
+func TestEnsureImageBuildLogIsText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("engine tests do not run with -short")
+	}
+	d := newTestEngine(t)
+	requireBaseImage(t, d)
+	marker := "marker-" + randomHex(4)
+	dir := envDir(t, "FROM "+baseImage+"\nRUN printf '\\033[91mred\\033[0m\\n' && echo "+marker+" >&2 && exit 4\n", nil)
+	logPath := filepath.Join(t.TempDir(), "build.log")
+
+	_, err := d.EnsureImage(context.Background(), BuildSpec{Name: testImageName(t), ContextDir: dir, LogPath: logPath})
+	require.Error(t, err)
+	var be *BuildError
+	require.True(t, errors.As(err, &be), "%v", err)
+	assert.Contains(t, be.Tail, "red")
+	assert.Contains(t, be.Tail, marker)
+	assert.Contains(t, err.Error(), "red")
+	assert.Contains(t, err.Error(), "non-zero code: 4")
+	assert.NotContains(t, err.Error(), "\x1b")
+	log, rerr := os.ReadFile(logPath)
+	require.NoError(t, rerr)
+	assert.Contains(t, string(log), "classic builder")
+	assert.Contains(t, string(log), "red\n")
+	assert.Contains(t, string(log), marker+"\n")
+	assert.NotContains(t, string(log), "\x1b")
+}
+
 func TestEnsureImageWithBuildKitFeatures(t *testing.T) {
 	d := newTestEngine(t)
 	requireBaseImage(t, d)

@@ -1,12 +1,14 @@
 package sandbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/moby/moby/api/types/jsonstream"
 )
 
@@ -78,13 +80,16 @@ func (t *lineTail) last() []string {
 }
 
 // buildProgress follows a build's message stream: it writes a readable log
-// and keeps the last lines of each step, to quote the one that fails.
+// and keeps the last lines of each step, to quote the one that fails. What
+// it keeps and writes is text: the colours a step's output carries (the
+// classic builder paints its stderr red) are removed first.
 type buildProgress struct {
 	log     io.Writer
 	imageID string
 	errMsg  string
 
 	// classic builder: "Step 2/5 : RUN make" starts a step
+	stream    *textStream
 	step      string
 	stepTail  lineTail
 	cached    bool   // the current step came from the cache
@@ -99,6 +104,7 @@ type buildProgress struct {
 type vertexState struct {
 	n       int
 	name    string
+	logs    *textStream
 	tail    lineTail
 	err     string
 	printed bool
@@ -106,7 +112,27 @@ type vertexState struct {
 }
 
 func newBuildProgress(log io.Writer) *buildProgress {
-	return &buildProgress{log: log, vertexes: map[string]*vertexState{}}
+	return &buildProgress{log: log, stream: newTextStream(), vertexes: map[string]*vertexState{}}
+}
+
+// textStream removes escape sequences from a stream that comes in pieces
+// (one step's output), keeping its state between them: a sequence split
+// across two messages goes as well.
+type textStream struct {
+	strip io.Writer
+	out   bytes.Buffer
+}
+
+func newTextStream() *textStream {
+	t := &textStream{}
+	t.strip = text.NewANSIStripper(&t.out)
+	return t
+}
+
+func (t *textStream) text(s string) string {
+	t.out.Reset()
+	io.WriteString(t.strip, s)
+	return t.out.String()
 }
 
 // read consumes a build's JSON message stream to EOF. The build failed when
@@ -127,18 +153,20 @@ func (p *buildProgress) read(r io.Reader) error {
 
 func (p *buildProgress) message(m jsonstream.Message) {
 	if m.Error != nil {
-		p.errMsg = strings.TrimSpace(m.Error.Message)
+		p.errMsg = strings.TrimSpace(text.StripANSI(m.Error.Message))
 		fmt.Fprintf(p.log, "ERROR: %s\n", p.errMsg)
 	}
 	if m.Stream != "" {
-		io.WriteString(p.log, m.Stream)
-		p.classic(m.Stream)
+		s := p.stream.text(m.Stream)
+		io.WriteString(p.log, s)
+		p.classic(s)
 	}
 	if m.Status != "" {
+		status := text.StripANSI(m.Status)
 		if m.ID != "" {
-			fmt.Fprintf(p.log, "%s: %s\n", m.ID, m.Status)
+			fmt.Fprintf(p.log, "%s: %s\n", text.StripANSI(m.ID), status)
 		} else {
-			fmt.Fprintln(p.log, m.Status)
+			fmt.Fprintln(p.log, status)
 		}
 	}
 	if m.Aux == nil {
@@ -197,7 +225,7 @@ func (p *buildProgress) vertex(digest string) *vertexState {
 	v := p.vertexes[digest]
 	if v == nil {
 		p.count++
-		v = &vertexState{n: p.count}
+		v = &vertexState{n: p.count, logs: newTextStream()}
 		p.vertexes[digest] = v
 	}
 	return v
@@ -207,15 +235,15 @@ func (p *buildProgress) buildkit(st bkStatus) {
 	for _, vx := range st.Vertexes {
 		v := p.vertex(vx.Digest)
 		if vx.Name != "" {
-			v.name = vx.Name
+			v.name = text.StripANSI(vx.Name)
 		}
 		if !v.printed && (vx.Started || vx.Cached) {
 			v.printed = true
 			fmt.Fprintf(p.log, "#%d %s\n", v.n, v.name)
 		}
 		if vx.Error != "" && v.err == "" {
-			v.err = vx.Error
-			fmt.Fprintf(p.log, "#%d ERROR: %s\n", v.n, vx.Error)
+			v.err = text.StripANSI(vx.Error)
+			fmt.Fprintf(p.log, "#%d ERROR: %s\n", v.n, v.err)
 		}
 		if vx.Completed && !v.done {
 			v.done = true
@@ -229,8 +257,9 @@ func (p *buildProgress) buildkit(st bkStatus) {
 	for _, l := range st.Logs {
 		v := p.vertex(l.Vertex)
 		p.lastLog = l.Vertex
-		v.tail.write(string(l.Msg))
-		for _, line := range strings.SplitAfter(string(l.Msg), "\n") {
+		msg := v.logs.text(string(l.Msg))
+		v.tail.write(msg)
+		for _, line := range strings.SplitAfter(msg, "\n") {
 			if line != "" {
 				fmt.Fprintf(p.log, "#%d %s", v.n, line)
 				if !strings.HasSuffix(line, "\n") {
@@ -240,7 +269,7 @@ func (p *buildProgress) buildkit(st bkStatus) {
 		}
 	}
 	for _, w := range st.Warnings {
-		fmt.Fprintf(p.log, "WARNING: %s\n", w.Short)
+		fmt.Fprintf(p.log, "WARNING: %s\n", text.StripANSI(w.Short))
 	}
 }
 

@@ -102,6 +102,45 @@ func TestBuildKitFailureQuotesFailingVertex(t *testing.T) {
 	assert.Contains(t, log.String(), "#2 error: boom")
 }
 
+func TestClassicBuildLogIsText(t *testing.T) {
+	// The classic builder wraps a step's stderr in red; a sequence may
+	// also be cut between two messages.
+	stream := `{"stream":"Step 1/2 : FROM flightdeck/base:bookworm\n"}
+{"stream":"Step 2/2 : RUN apt-get install nope\n"}
+{"stream":"\u001b[91mE: Unable to locate package nope\n\u001b[0m"}
+{"stream":"\u001b[1"}
+{"stream":";33mwarn\u001b[0m\n"}
+{"errorDetail":{"message":"\u001b[31mreturned a non-zero code: 100\u001b[0m"}}
+`
+	var log strings.Builder
+	p := newBuildProgress(&log)
+	require.NoError(t, p.read(strings.NewReader(stream)))
+	be := p.failure("flightdeck/x:1", "")
+	assert.Equal(t, "RUN apt-get install nope", be.Step)
+	assert.Equal(t, []string{"E: Unable to locate package nope", "warn"}, be.Tail)
+	assert.Equal(t, "returned a non-zero code: 100", be.Message)
+	assert.NotContains(t, be.Error(), "\x1b")
+	assert.NotContains(t, log.String(), "\x1b")
+	assert.Contains(t, log.String(), "E: Unable to locate package nope\nwarn\n")
+}
+
+func TestBuildKitLogIsText(t *testing.T) {
+	stream := traceMessage(encodeStatus([][3]string{{"sha256:a", "[1/2] RUN \x1b[1mmake\x1b[0m", ""}}, nil)) +
+		traceMessage(encodeStatus(nil, [][2]string{{"sha256:a", "\x1b[31merror: boom\x1b["}})) +
+		traceMessage(encodeStatus(nil, [][2]string{{"sha256:a", "0m\n"}})) +
+		traceMessage(encodeStatus([][3]string{{"sha256:a", "", "\x1b[31mexit code: 2"}}, nil)) +
+		`{"errorDetail":{"message":"failed to solve: exit code: 2"}}` + "\n"
+	var log strings.Builder
+	p := newBuildProgress(&log)
+	require.NoError(t, p.read(strings.NewReader(stream)))
+	be := p.failure("flightdeck/x:1", "")
+	assert.Equal(t, "[1/2] RUN make", be.Step)
+	assert.Equal(t, []string{"error: boom"}, be.Tail)
+	assert.NotContains(t, be.Error(), "\x1b")
+	assert.NotContains(t, log.String(), "\x1b")
+	assert.Contains(t, log.String(), "#1 ERROR: exit code: 2")
+}
+
 func TestBuildImageIDFromAux(t *testing.T) {
 	p := newBuildProgress(&strings.Builder{})
 	require.NoError(t, p.read(strings.NewReader(`{"aux":{"ID":"sha256:abc"}}`+"\n"+`{"stream":"Successfully built abc\n"}`)))
@@ -132,6 +171,9 @@ func FuzzBuildStream(f *testing.F) {
 		be := p.failure("x", "")
 		if len(be.Tail) > tailLines {
 			t.Fatalf("tail has %d lines", len(be.Tail))
+		}
+		if strings.Contains(be.Error(), "\x1b") {
+			t.Fatalf("the error keeps an escape: %q", be.Error())
 		}
 	})
 }
