@@ -1,19 +1,24 @@
 package grader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/flightdeck/flightdeck/internal/atomicfile"
+	"github.com/flightdeck/flightdeck/internal/text"
 )
 
 // maxLogRead caps how much of grader.log is read to find the RESULT line.
 const maxLogRead = 64 << 20
 
 // appendTestStdout appends Harbor's test-stdout.txt, read as one regular
-// file from the reward dir, to grader.log. A missing file appends nothing.
+// file from the reward dir, to grader.log, without its escape sequences
+// (test runners colour their verdicts). A missing file appends nothing.
 func appendTestStdout(rewardDir, logPath string) error {
 	root, err := os.OpenRoot(rewardDir)
 	if err != nil {
@@ -38,7 +43,7 @@ func appendTestStdout(rewardDir, logPath string) error {
 	if err != nil {
 		return fmt.Errorf("append test output to %s: %w", logPath, err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if _, err := io.WriteString(f, text.StripANSI(string(data))); err != nil {
 		f.Close()
 		return fmt.Errorf("append test output to %s: %w", logPath, err)
 	}
@@ -58,7 +63,30 @@ func readPrefix(root *os.Root, name string, max int64) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(f, max))
 }
 
-// readLog reads the tail of grader.log that ParseResult needs.
+// cleanLog removes escape sequences from grader.log once the grader has
+// written it: the grader's output reaches the file straight from the
+// engine, colours and all, and the log is read in reports. A missing log
+// is left missing.
+func cleanLog(logPath string) error {
+	data, err := os.ReadFile(logPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", logPath, err)
+	}
+	clean := text.StripANSI(string(data))
+	if len(clean) == len(data) {
+		return nil
+	}
+	if err := atomicfile.Replace(logPath, []byte(clean)); err != nil {
+		return fmt.Errorf("remove escape sequences from %s: %w", logPath, err)
+	}
+	return nil
+}
+
+// readLog reads the tail of grader.log that ParseResult needs, without
+// escape sequences: a RESULT line may be coloured.
 func readLog(logPath string) ([]byte, error) {
 	f, err := os.Open(logPath)
 	if err != nil {
@@ -70,5 +98,7 @@ func readLog(logPath string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return io.ReadAll(io.LimitReader(f, maxLogRead))
+	var b bytes.Buffer
+	_, err = io.Copy(text.NewANSIStripper(&b), io.LimitReader(f, maxLogRead))
+	return b.Bytes(), err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -174,32 +175,35 @@ func (a *Session) gone(ctx context.Context, err error) (string, error) {
 	return "the agent's container stopped during the agent phase: " + err.Error(), nil
 }
 
-// appendLog adds one command's output to agent.log.
+// appendLog adds one command's output to agent.log, without escape
+// sequences: the log is text, read in files, JSON and HTML, and a command
+// that colours its output would carry them there. Each command's output
+// is stripped on its own, so a sequence it leaves open ends with it.
 func (a *Session) appendLog(header, outPath, status string, truncated bool) error {
 	f, err := os.OpenFile(a.LogPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("agent log: %w", err)
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "=== %s\n", header)
+	fmt.Fprintf(f, "=== %s\n", text.StripANSI(header))
 	if out, err := os.Open(outPath); err == nil {
-		io.Copy(f, out)
+		io.Copy(text.NewANSIStripper(f), out)
 		out.Close()
 	}
 	if truncated {
 		fmt.Fprintf(f, "\n[flightdeck: output truncated]\n")
 	}
-	fmt.Fprintf(f, "=== %s\n", status)
+	fmt.Fprintf(f, "=== %s\n", text.StripANSI(status))
 	return nil
 }
 
-func (a *Session) note(text string) error {
+func (a *Session) note(s string) error {
 	f, err := os.OpenFile(a.LogPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("agent log: %w", err)
 	}
 	defer f.Close()
-	_, err = io.WriteString(f, text)
+	_, err = io.WriteString(f, text.StripANSI(s))
 	return err
 }
 

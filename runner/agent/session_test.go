@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// colourEngine runs every exec as a command that colours its output; any
+// other call panics.
+type colourEngine struct {
+	sandbox.Engine
+	output string
+}
+
+func (e colourEngine) Exec(_ context.Context, _ string, spec sandbox.ExecSpec) (sandbox.ExecResult, error) {
+	if err := os.WriteFile(spec.StdoutPath, []byte(e.output), 0o644); err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	return sandbox.ExecResult{ExitCode: 1}, nil
+}
+
+func TestAgentLogIsText(t *testing.T) {
+	dir := t.TempDir()
+	a := &Session{
+		Engine:    colourEngine{output: "\x1b[32m✓ passed\x1b[0m\n\x1b[31m✗ fail\x1b]0;unterminated title"},
+		Container: "c",
+		LogPath:   filepath.Join(dir, "agent.log"),
+		Scratch:   dir,
+	}
+	// A sequence left open by one command ends with it: the next header
+	// stays whole.
+	for range 2 {
+		res, failed, err := a.exec(context.Background(), "command: make \x1b[1mtest\x1b[0m", []string{"make"}, nil, "")
+		require.NoError(t, err)
+		require.Empty(t, failed)
+		assert.Equal(t, 1, res.ExitCode)
+	}
+	require.NoError(t, a.note("\x1b[33mnote\x1b[0m\n"))
+
+	log, err := os.ReadFile(a.LogPath)
+	require.NoError(t, err)
+	one := "=== command: make test\n✓ passed\n✗ fail=== exit 1, 0.0s\n"
+	assert.Equal(t, one+one+"note\n", string(log))
+}
