@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flightdeck/flightdeck/internal/testenv"
 )
 
 func rulesOf(found []Finding) []string {
@@ -245,4 +247,228 @@ func TestCheckHarborFixtures(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.words[0])
 		})
 	}
+}
+
+// The author's slips Check reports: unknown keys (errors in flightdeck's
+// tables, warnings in Harbor's), scripts bash cannot parse, an empty
+// instruction.
+func TestCheckAuthorSlips(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		toml      string            // "" = baseTOML
+		files     map[string]string // "" removes
+		redigest  bool
+		needsBash bool
+		want      []string // "severity rule", sorted
+		wantPath  string   // the first finding's path, relative to the task
+		wantMsg   string   // a substring of the first finding's message
+		wantLine  int      // the first finding's Line
+	}{
+		{name: "misspelt Harbor key", toml: strings.Replace(baseTOML, "timeout_sec = 600.0", "timeot_sec = 600.0", 1),
+			want: []string{"warning toml.unknown-key"}, wantPath: "task.toml", wantLine: 11,
+			wantMsg: "line 11: [verifier].timeot_sec: unknown key: Harbor and flightdeck ignore it; did you mean timeout_sec?"},
+		{name: "misspelt flightdeck key", toml: strings.Replace(baseTOML, "sealed = false", "saeled = false", 1),
+			want: []string{"error toml.unknown-key"}, wantPath: "task.toml", wantLine: 19,
+			wantMsg: "line 19: [flightdeck].saeled: unknown key: flightdeck reads no such key; did you mean sealed?"},
+		{name: "misspelt grader key", toml: baseTOML + "comand = \"bash tests/test.sh\"\n",
+			want: []string{"error toml.unknown-key"}, wantPath: "task.toml", wantLine: 28,
+			wantMsg: "[flightdeck.grader].comand: unknown key: flightdeck reads no such key; did you mean command?"},
+		{name: "unknown table", toml: baseTOML + "\n[bogus_table]\nx = 1\n",
+			want: []string{"warning toml.unknown-key"}, wantPath: "task.toml", wantLine: 30,
+			wantMsg: "line 30: [bogus_table]: unknown table: Harbor and flightdeck ignore it"},
+		{name: "valid Harbor keys flightdeck does not read", toml: strings.Replace(baseTOML, "cpus = 2", "cpus = 2\nskills_dir = \"/skills\"\nstorage_mb = 100", 1)},
+		{name: "free-form metadata", toml: baseTOML + "[metadata]\nauthor_name = \"x\"\nwhatever = { deep = 1 }\n"},
+		{name: "a key in a table that does not parse: only the type error", toml: strings.Replace(baseTOML, "sealed = false", "sealed = \"no\"\nsaeled = 1", 1),
+			want: []string{"error toml.type", "error toml.unknown-key"}, wantPath: "task.toml", wantMsg: "wrong type"},
+		{name: "test.sh does not parse", files: map[string]string{"tests/test.sh": "#!/usr/bin/env bash\nif true; then\n\techo 1\n"}, redigest: true,
+			needsBash: true, want: []string{"error script.syntax"}, wantPath: "tests/test.sh", wantLine: 4,
+			wantMsg: "line 4: syntax error"},
+		{name: "solve.sh does not parse", files: map[string]string{"solution/solve.sh": "case x in\n"},
+			needsBash: true, want: []string{"error script.syntax"}, wantPath: "solution/solve.sh", wantMsg: "syntax error"},
+		{name: "a #!/bin/sh script is parsed", files: map[string]string{"solution/solve.sh": "#!/bin/sh\necho $(\n"},
+			needsBash: true, want: []string{"error script.syntax"}, wantPath: "solution/solve.sh", wantMsg: "line"},
+		{name: "a python solve.sh is not bash's", files: map[string]string{"solution/solve.sh": "#!/usr/bin/env python3\nif x:\n    pass\n"},
+			needsBash: true},
+		{name: "scripts that parse", files: map[string]string{"solution/solve.sh": "#!/usr/bin/env bash\nset -euo pipefail\nif true; then echo; fi\n"},
+			needsBash: true},
+		{name: "empty instruction", files: map[string]string{"instruction.md": " \n\t\n"},
+			want: []string{"error instruction.empty"}, wantPath: "instruction.md", wantMsg: "is empty"},
+		{name: "one character is an instruction", files: map[string]string{"instruction.md": "x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.needsBash {
+				testenv.Tool(t, "bash")
+			}
+			toml := tt.toml
+			if toml == "" {
+				toml = baseTOML
+			}
+			dir := nativeTask(t, toml, tt.files)
+			if tt.redigest {
+				_, _, err := WriteFilesDigest(dir)
+				require.NoError(t, err)
+			}
+			found := Check(dir)
+			assert.Equal(t, tt.want, rulesOf(found), "%v", found)
+			if len(tt.want) == 0 || len(found) == 0 {
+				return
+			}
+			f := found[0]
+			assert.Equal(t, filepath.Join(dir, filepath.FromSlash(tt.wantPath)), f.Path)
+			assert.Contains(t, f.Message, tt.wantMsg)
+			if tt.wantLine != 0 {
+				assert.Equal(t, tt.wantLine, f.Line)
+			}
+		})
+	}
+}
+
+// A multi-step task's steps have scripts and instructions of their own.
+func TestCheckStepScripts(t *testing.T) {
+	testenv.Tool(t, "bash")
+	dir := filepath.Join(t.TempDir(), "steps")
+	writeTree(t, dir, map[string]string{
+		"task.toml":                       "schema_version = \"1.4\"\n\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n",
+		"instruction.md":                  "x\n",
+		"environment/Dockerfile":          "FROM ubuntu\n",
+		"tests/test.sh":                   "echo 1 > /logs/verifier/reward.txt\n",
+		"steps/one/instruction.md":        "\n",
+		"steps/one/tests/test.sh":         "while true; do\n",
+		"steps/one/workdir/setup.sh":      "echo ok\n",
+		"steps/two/instruction.md":        "two\n",
+		"steps/two/solution/solve.sh":     "echo ok\n",
+		"steps/two/workdir/setup.sh":      "f() {\n",
+		"steps/two/workdir/not-a-step.sh": "((\n",
+	})
+	var got []string
+	for _, f := range Check(dir) {
+		rel, err := filepath.Rel(dir, f.Path)
+		require.NoError(t, err)
+		got = append(got, f.Severity+" "+f.Rule+" "+filepath.ToSlash(rel))
+	}
+	sort.Strings(got)
+	assert.Equal(t, []string{
+		"error instruction.empty steps/one/instruction.md",
+		"error script.syntax steps/one/tests/test.sh",
+		"error script.syntax steps/two/workdir/setup.sh",
+	}, got)
+}
+
+// Without bash on PATH the scripts go unchecked, and nothing is reported.
+func TestCheckScriptsWithoutBash(t *testing.T) {
+	dir := nativeTask(t, baseTOML, map[string]string{"solution/solve.sh": "if true; then\n"})
+	t.Setenv("PATH", t.TempDir())
+	assert.Empty(t, Check(dir))
+}
+
+func TestBashScript(t *testing.T) {
+	for _, tt := range []struct {
+		head string
+		want bool
+	}{
+		{"echo hi\n", true},
+		{"", true},
+		{"#!/bin/bash\n", true},
+		{"#!/bin/sh -e\n", true},
+		{"#! /usr/bin/env bash\n", true},
+		{"#!/usr/bin/env -S bash -eu\n", true},
+		{"#!/usr/bin/env python3\n", false},
+		{"#!/usr/bin/python3\n", false},
+		{"#!/usr/bin/env node\r\n", false},
+		{"#!/bin/zsh\n", false},
+		{"#!\n", true},
+	} {
+		p := filepath.Join(t.TempDir(), "s.sh")
+		require.NoError(t, os.WriteFile(p, []byte(tt.head+"echo\n"), 0o644))
+		assert.Equal(t, tt.want, bashScript(p), "%q", tt.head)
+	}
+}
+
+// The placeholders Check looks for are the template's, word for word.
+func TestTemplatePlaceholdersAreTheTemplates(t *testing.T) {
+	for _, p := range templatePlaceholders {
+		b, err := templateFS.ReadFile(templateRoot + "/" + p.file)
+		require.NoError(t, err, p.file)
+		for _, m := range p.markers {
+			assert.Contains(t, string(b), m, p.file)
+		}
+	}
+	b, err := templateFS.ReadFile(templateRoot + "/task.toml.tmpl")
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "description = "+QuoteTOMLString(templateDescription))
+}
+
+// A task just made from the template passes; once its author has replaced
+// some of the template's placeholders, each one left is a warning.
+func TestCheckTemplatePlaceholders(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files map[string]string // "" removes
+		toml  func(string) string
+		want  []string // "line path" of each warning, sorted
+	}{
+		{name: "untouched"},
+		{name: "only the hidden tests changed, still the placeholder",
+			files: map[string]string{"tests/test_hidden.py": "# more\n" + mustTemplate(t, "tests/test_hidden.py")}},
+		{name: "the hidden tests written",
+			files: map[string]string{"tests/test_hidden.py": "import app\n"},
+			want:  []string{"1 instruction.md", "6 task.toml", "8 solution/solve.sh"}},
+		{name: "the placeholder test replaced by others",
+			files: map[string]string{"tests/test_hidden.py": "", "tests/test_app.py": "import app\n"},
+			want:  []string{"1 instruction.md", "6 task.toml", "8 solution/solve.sh"}},
+		{name: "the title written, the rest of the instruction left",
+			files: map[string]string{"instruction.md": "# Fix it\n\n" + strings.SplitN(mustTemplate(t, "instruction.md"), "\n\n", 2)[1],
+				"tests/test_hidden.py": "import app\n"},
+			want: []string{"3 instruction.md", "6 task.toml", "8 solution/solve.sh"}},
+		{name: "the description written",
+			toml: func(s string) string { return strings.Replace(s, templateDescription, "Fix the retry loop", 1) },
+			want: []string{"1 instruction.md", "18 tests/test_hidden.py", "8 solution/solve.sh"}},
+		{name: "everything written",
+			files: map[string]string{"instruction.md": "Fix it.\n", "solution/solve.sh": "echo\n", "tests/test_hidden.py": "import app\n"},
+			toml:  func(s string) string { return strings.Replace(s, templateDescription, "Fix it", 1) }},
+		{name: "a missing instruction replaces nothing",
+			files: map[string]string{"instruction.md": ""}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "x")
+			require.NoError(t, New(dir, ""))
+			writeTree(t, dir, nil)
+			for name, content := range tt.files {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if content == "" {
+					require.NoError(t, os.Remove(p))
+					continue
+				}
+				require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+			}
+			if tt.toml != nil {
+				p := filepath.Join(dir, TaskFile)
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(p, []byte(tt.toml(string(b))), 0o644))
+			}
+			_, _, err := WriteFilesDigest(dir)
+			require.NoError(t, err)
+			var got []string
+			for _, f := range Check(dir) {
+				if f.Rule != rulePlaceholder {
+					continue
+				}
+				assert.Equal(t, SeverityWarning, f.Severity)
+				assert.Contains(t, f.Message, "still the template's placeholder")
+				rel, err := filepath.Rel(dir, f.Path)
+				require.NoError(t, err)
+				got = append(got, fmt.Sprintf("%d %s", f.Line, filepath.ToSlash(rel)))
+			}
+			sort.Strings(got)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func mustTemplate(t *testing.T, name string) string {
+	t.Helper()
+	b, err := templateFS.ReadFile(templateRoot + "/" + name)
+	require.NoError(t, err)
+	return string(b)
 }
