@@ -1,5 +1,7 @@
 package grader
 
+import "errors"
+
 // Outcome is how a trial ended, as results record it.
 type Outcome string
 
@@ -19,16 +21,24 @@ const (
 	// OutcomeInfraError: the build failed, the engine failed or a container
 	// died; retried, and kept out of pass rates.
 	OutcomeInfraError Outcome = "infra_error"
+	// OutcomeTaskError: the task's own defect, whoever the agent: its image
+	// does not build from its Dockerfile, its verifier wrote a reward that
+	// does not parse, or it wrote none where no agent's work can be the
+	// cause (the task's own oracle, or nop, which does nothing). Kept out of
+	// pass rates, held to no expectation, and never retried: it would fail
+	// the same way again.
+	OutcomeTaskError Outcome = "task_error"
 	// OutcomeRefused: the task cannot run here (the runner refused it when
 	// loading it: a multi-step task, GPUs, ...); nothing ran. Like an
 	// infrastructure error it is kept out of every rate, and never retried.
 	OutcomeRefused Outcome = "refused"
 )
 
-// Ungraded reports whether a trial of that outcome was never graded and is
-// left out of every rate: an infrastructure error or a refused task.
+// Ungraded reports whether a trial of that outcome has no grade that counts
+// and is left out of every rate: an infrastructure error, a task's own
+// defect or a refused task.
 func (o Outcome) Ungraded() bool {
-	return o == OutcomeInfraError || o == OutcomeRefused
+	return o == OutcomeInfraError || o == OutcomeTaskError || o == OutcomeRefused
 }
 
 // Outcome classifies a completed grade: verifier_timeout when the grader
@@ -66,12 +76,14 @@ const (
 	SpecInfraError SpecOutcome = "infra_error"
 	// SpecRefused: a refused task, excluded from comparisons.
 	SpecRefused SpecOutcome = "refused"
+	// SpecTaskError: the task's own defect, excluded from comparisons.
+	SpecTaskError SpecOutcome = "task_error"
 )
 
 // TrialOutcome classifies a trial for comparisons. The rules apply in order:
 //
-//  1. outcome infra_error → infra_error, refused → refused (both excluded
-//     from rates);
+//  1. outcome infra_error → infra_error, task_error → task_error, refused →
+//     refused (all excluded from rates);
 //  2. no reward (nil: missing, unreadable, or a timed-out grader that wrote
 //     none) → unavailable;
 //  3. a reward below 1 → product;
@@ -86,6 +98,8 @@ func TrialOutcome(outcome Outcome, reward *Reward, verdicts []Verdict) SpecOutco
 		return SpecInfraError
 	case OutcomeRefused:
 		return SpecRefused
+	case OutcomeTaskError:
+		return SpecTaskError
 	}
 	if reward == nil {
 		return SpecUnavailable
@@ -107,4 +121,29 @@ func TrialOutcome(outcome Outcome, reward *Reward, verdicts []Verdict) SpecOutco
 		return SpecUnavailable
 	}
 	return SpecPassed
+}
+
+// TaskDefect reports whether a grade without a reward shows the task's own
+// defect rather than the agent's failure. A reward file that is there but
+// does not parse was written by the task's verifier: the task's, unless the
+// agent changed the verifier's machinery (tampered) and no agent's work can
+// be ruled out. A missing reward is the task's only where no agent's work
+// can be the cause (noAgentWork: the task's own oracle, or nop, which does
+// nothing). Elsewhere the agent may have broken the tests' inputs, and the
+// trial fails: an agent must not escape grading by breaking the grader.
+func (g Grade) TaskDefect(noAgentWork, tampered bool) bool {
+	if g.Reward != nil || g.TimedOut || g.RewardErr == nil {
+		return false
+	}
+	var re *RewardError
+	if !errors.As(g.RewardErr, &re) {
+		return false
+	}
+	switch re.Kind {
+	case RewardEmpty, RewardMalformed, RewardNonNumeric, RewardNotFinite, RewardOversized, RewardNotRegular:
+		return noAgentWork || !tampered
+	case RewardMissing:
+		return noAgentWork
+	}
+	return false
 }

@@ -160,6 +160,10 @@ func Run(ctx context.Context, eng sandbox.Engine, req Request) (Grade, error) {
 // finish reads the reward a grade left in the host's reward dir, unless the
 // grade failed (err) or did not finish.
 func (p *plan) finish(g *Grade, start time.Time, err error) (Grade, error) {
+	// The grader's output went to grader.log as it came; logs are text.
+	if cerr := cleanLog(p.logPath); cerr != nil {
+		g.Warnings = append(g.Warnings, cerr.Error())
+	}
 	if err != nil {
 		g.Duration = time.Since(start)
 		return *g, err

@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -28,4 +30,26 @@ func baseImages(t *tasks.Task) ([]string, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return bases, nil
+}
+
+// imageNamedAt is where a task names a base image, for messages: the
+// Dockerfile's line that names it (a FROM, or the ARG whose default a FROM
+// reads), else task.toml's docker_image, else the Dockerfile itself. The
+// path starts at the task's directory's name.
+func imageNamedAt(t *tasks.Task, ref string) string {
+	name := filepath.Base(t.Dir)
+	if img := t.Config.Environment.DockerImage; img != "" {
+		return fmt.Sprintf("%s: [environment].docker_image = %q", filepath.Join(name, tasks.TaskFile), img)
+	}
+	data, err := os.ReadFile(t.Path("environment", "Dockerfile"))
+	path := filepath.Join(name, "environment", "Dockerfile")
+	if err != nil {
+		return path
+	}
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, ref) {
+			return fmt.Sprintf("%s:%d: %s", path, i+1, strings.TrimSpace(line))
+		}
+	}
+	return path
 }

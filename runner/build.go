@@ -68,6 +68,7 @@ func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(B
 			defer mu.Unlock()
 			fmt.Fprintln(r.Progress, line)
 		})
+	imgs.noSubstitute = req.Config.NoSubstitute
 	if r.ImageIndex != "" {
 		imgs.touch = func(ref string) {
 			// A failure to record a use is not the build's.

@@ -40,6 +40,9 @@ type keyInput struct {
 	RewardKey string `json:"reward_key,omitempty"`
 	// Tamper is what a flagged trial becomes ("fail" changes its outcome).
 	Tamper string `json:"tamper,omitempty"`
+	// NoSubstitute: no image stands in for one the task names, so a result
+	// got on a stand-in is not this trial's.
+	NoSubstitute bool `json:"no_substitute,omitempty"`
 	// VerifierOffline grades with no network in the verifier's phase.
 	VerifierOffline bool `json:"verifier_offline,omitempty"`
 	// Patch: the oracle applies solution/reference.patch.

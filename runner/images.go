@@ -15,10 +15,17 @@ import (
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
-// FallbackImage is the offline base image. A base image that is neither
-// present nor pullable is replaced by it (and the run says so), so that the
-// default suite runs on an engine without a registry.
+// FallbackImage is the offline base image. An official image (python,
+// debian, ubuntu, ...) that is neither present nor pullable is replaced by
+// it, so that the default suite runs on an engine without a registry; every
+// trial built on it records the substitution, and a suite's substitute:
+// false (--no-substitute) forbids it. Any other missing image fails the
+// trial as the task's defect, naming the line that names it.
 const FallbackImage = "flightdeck/base:bookworm"
+
+// errNoStandIn: an image is missing and so is FallbackImage, which would
+// stand in for it: the machine's setup, not the task's defect.
+var errNoStandIn = errors.New("the offline base image " + FallbackImage + " is missing too: run `make base-image` (or map the image: --image-map, images: in the suite)")
 
 // taskImages gets each task's image once per run, however many trials need
 // it at once, applying the image map and the fallback.
@@ -27,8 +34,10 @@ type taskImages struct {
 	imageMap map[string]string
 	logDir   string  // build logs, one per task
 	mult     float64 // build timeout multiplier
-	report   func(line string)
-	touch    func(ref string) // records a use of an image; nil: none
+	// noSubstitute forbids FallbackImage standing in for a missing image.
+	noSubstitute bool
+	report       func(line string)
+	touch        func(ref string) // records a use of an image; nil: none
 
 	mu        sync.Mutex
 	builds    map[string]*imageBuild // by task dir
@@ -118,7 +127,7 @@ func (s *taskImages) ensure(ctx context.Context, t *tasks.Task) (sandbox.Image, 
 	}
 	added, ferr := s.fallback(ctx, t)
 	if ferr != nil {
-		return sandbox.Image{}, logPath, fmt.Errorf("%w; %v", wrapBuild(t, err), ferr)
+		return sandbox.Image{}, logPath, wrapBuild(t, ferr)
 	}
 	if !added {
 		return sandbox.Image{}, logPath, wrapBuild(t, err)
@@ -162,12 +171,15 @@ func (s *taskImages) fallback(ctx context.Context, t *tasks.Task) (added bool, e
 	m := s.currentMap()
 	var missing []string
 	for _, base := range bases {
-		ref, _ := sandbox.MapImage(base, m)
+		ref, mapped := sandbox.MapImage(base, m)
 		if ref == FallbackImage {
 			continue
 		}
 		if _, err := s.eng.InspectImage(ctx, ref); err != nil {
 			if !errors.Is(err, sandbox.ErrNoSuchImage) {
+				return false, err
+			}
+			if err := s.standIn(t, base, ref, mapped); err != nil {
 				return false, err
 			}
 			missing = append(missing, ref)
@@ -177,7 +189,7 @@ func (s *taskImages) fallback(ctx context.Context, t *tasks.Task) (added bool, e
 		return false, nil
 	}
 	if _, err := s.eng.InspectImage(ctx, FallbackImage); err != nil {
-		return false, fmt.Errorf("the offline base image %s is missing too: run `make base-image` (or set images: in the suite)", FallbackImage)
+		return false, errNoStandIn
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,9 +198,33 @@ func (s *taskImages) fallback(ctx context.Context, t *tasks.Task) (added bool, e
 			continue
 		}
 		s.fallbacks[ref] = FallbackImage
-		s.report(fmt.Sprintf("%s is not present and cannot be pulled; using %s (set images: in the suite to choose)", ref, FallbackImage))
+		s.report(fmt.Sprintf("%s is not present and cannot be pulled; using %s in its place: verdicts hold for %s, not for %s "+
+			"(--no-substitute forbids this; --image-map or images: in the suite chooses another image)", ref, FallbackImage, FallbackImage, ref))
 	}
 	return true, nil
+}
+
+// standIn says why FallbackImage may not stand in for ref, a missing image
+// the task names as base (mapped from it when mapped): substitution is off,
+// or ref is not an official image. The error is the task's defect and names
+// where the task names the image.
+func (s *taskImages) standIn(t *tasks.Task, base, ref string, mapped bool) error {
+	what := ref
+	if mapped {
+		what = fmt.Sprintf("%s (mapped to %s by the image map)", base, ref)
+	}
+	where := imageNamedAt(t, base)
+	switch {
+	case s.noSubstitute:
+		return asTaskError(fmt.Errorf("%s: %s is not on this engine and cannot be pulled, and substitution is off "+
+			"(--no-substitute): load it (docker load, flightdeck images load) or run where a registry has it", where, what))
+	case mapped:
+		return asTaskError(fmt.Errorf("%s: %s is not on this engine: build or load %s, or map %s to an image the engine has", where, what, ref, base))
+	case !sandbox.IsOfficialImage(ref):
+		return asTaskError(fmt.Errorf("%s: the image is not on this engine and cannot be pulled, and only Docker Hub's official images "+
+			"(python, debian, ...) get a stand-in: load it, or map it: --image-map %s=IMAGE (or images: in the suite)", where, ref))
+	}
+	return nil
 }
 
 // fallbackPairs lists the fallbacks decided, as "from=to".

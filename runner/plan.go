@@ -31,7 +31,7 @@ func resolve(ctx context.Context, s *suite.Suite, opts suite.Options) (suite.Con
 	cfg := suite.Config{
 		Suite: s.Name, SuiteFile: s.File, Attempts: s.Attempts, Concurrency: s.Concurrency,
 		Retries: s.Retries, TimeoutMultiplier: s.TimeoutMultiplier, NoCache: opts.NoCache, Keep: opts.Keep,
-		RewardKey: s.RewardKey, ImageBudget: s.ImageBudget,
+		RewardKey: s.RewardKey, ImageBudget: s.ImageBudget, NoSubstitute: s.NoSubstitute || opts.NoSubstitute,
 	}
 	if v := getenv(imagecache.BudgetEnv); cfg.ImageBudget == 0 && v != "" {
 		n, err := imagecache.ParseSize(v)
@@ -62,6 +62,11 @@ func resolve(ctx context.Context, s *suite.Suite, opts suite.Options) (suite.Con
 	var err error
 	if cfg.Images, err = resolveImages(s.Images, getenv(imageMapEnv), opts.ImageMap); err != nil {
 		return suite.Config{}, err
+	}
+	if cfg.NoSubstitute && len(cfg.Images) > 0 {
+		return suite.Config{}, suite.UsageErrorf("substitution is off (--no-substitute, or substitute: false in %s), "+
+			"yet an image map is given (images: in the suite, %s, --image-map): %s; drop one or the other",
+			s.File, imageMapEnv, strings.Join(imagePairs(cfg.Images), ", "))
 	}
 	cfg.Results = s.Results
 	if opts.Results != "" {
@@ -272,7 +277,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			}
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
 				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
-				VerifierOffline: v.VerifierOffline, Patch: v.Patch, Memory: v.Memory}
+				VerifierOffline: v.VerifierOffline, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
 			if v.Tamper == suite.TamperFail || v.Tamper == suite.TamperOff {
 				in.Tamper = v.Tamper
 			}

@@ -173,7 +173,13 @@ func PrepareVerify(ctx context.Context, dirs []string, opts suite.Options, vo Ve
 		for _, rt := range req.Refused {
 			msgs = append(msgs, "load task: "+rt.Refusal.String())
 		}
-		return Request{}, suite.UsageErrorf("%s", strings.Join(msgs, "\n"))
+		return Request{}, &RefusedError{Msg: strings.Join(msgs, "\n")}
 	}
 	return req, nil
 }
+
+// RefusedError is a task verify of tasks that cannot run here: nothing
+// ran, and each refusal is in the message.
+type RefusedError struct{ Msg string }
+
+func (e *RefusedError) Error() string { return e.Msg }

@@ -192,7 +192,7 @@ func (p *progress) finished(t *suite.Trial, r *results.Result) {
 	delete(p.started, t.ID)
 	p.ran = append(p.ran, ran)
 	took := ran.Round(100 * time.Millisecond)
-	p.emit(fmt.Sprintf("%-8s %s  %s  %s%s", r.Outcome, t.ID, results.RewardText(r), took, results.ExpectText(r)))
+	p.emit(fmt.Sprintf("%-8s %s  %s  %s%s%s", r.Outcome, t.ID, results.RewardText(r), took, results.ExpectText(r), results.SubstituteText(r)))
 }
 
 func (p *progress) cached(t *suite.Trial, r *results.Result) {
@@ -200,7 +200,7 @@ func (p *progress) cached(t *suite.Trial, r *results.Result) {
 	defer p.mu.Unlock()
 	p.settled++
 	p.count(r)
-	p.emit(fmt.Sprintf("cached   %s  %s %s%s", t.ID, r.Outcome, results.RewardText(r), results.ExpectText(r)))
+	p.emit(fmt.Sprintf("cached   %s  %s %s%s%s", t.ID, r.Outcome, results.RewardText(r), results.ExpectText(r), results.SubstituteText(r)))
 }
 
 func (p *progress) kept(t *suite.Trial, r *results.Result) {
@@ -223,7 +223,7 @@ func (p *progress) count(r *results.Result) {
 	switch r.Outcome {
 	case grader.OutcomePassed:
 		p.passed++
-	case grader.OutcomeInfraError:
+	case grader.OutcomeInfraError, grader.OutcomeTaskError:
 		p.errors++
 	case grader.OutcomeRefused:
 	default:

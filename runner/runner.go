@@ -360,17 +360,20 @@ func copyTrialFiles(src, dst string) error {
 // open connects to the engine, checks it and that the trials todo fit it,
 // and removes what earlier runs of flightdeck left behind when their
 // process is gone.
+//
+// The machine's failures (no engine, a preflight that fails, no git) are
+// infrastructure errors (exit 3), not usage errors.
 func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*suite.Trial) error {
 	if err := hostgit.Available(); err != nil {
-		return &suite.UsageError{Err: err}
+		return err
 	}
 	eng, err := s.r.Open(ctx)
 	if err != nil {
-		return &suite.UsageError{Err: err}
+		return err
 	}
 	info, err := eng.Preflight(ctx)
 	if err != nil {
-		return &suite.UsageError{Err: fmt.Errorf("engine preflight: %w", err)}
+		return fmt.Errorf("engine preflight: %w", err)
 	}
 	for _, w := range info.Warnings {
 		s.progress.line("engine: " + w)
@@ -387,6 +390,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		return err
 	}
 	s.images = newTaskImages(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
+	s.images.noSubstitute = s.cfg.NoSubstitute
 	s.images.touch = s.touchImage
 	s.seeds = newSeeds(filepath.Join(s.dir, workDirName, "seeds"))
 	return nil

@@ -78,7 +78,7 @@ func commandLineSuite(opts suite.Options) *suite.Suite {
 		Results: suite.DefaultResultsDir(opts.Cwd),
 	}
 	if len(opts.Variants) == 0 {
-		s.Variants = []suite.Variant{{Name: suite.AgentOracle, Agent: suite.AgentOracle}}
+		s.Variants = []suite.Variant{suite.BuiltinVariant(suite.AgentOracle)}
 	}
 	return s
 }

@@ -63,6 +63,9 @@ func (s *runState) attempt(ctx context.Context, t *suite.Trial, try int) (*resul
 		return nil, errInterrupted
 	}
 	if err != nil {
+		if isTaskDefect(err) {
+			return a.taskError(err), nil
+		}
 		return a.infra(err), nil
 	}
 	return a.res, nil
@@ -112,6 +115,14 @@ func (a *trialAttempt) infra(err error) *results.Result {
 	a.res.OutcomeClass = grader.SpecInfraError
 	a.res.Error = err.Error()
 	a.res.Finished = time.Now().UTC()
+	return a.res
+}
+
+// taskError records the task's own defect as the trial's outcome.
+func (a *trialAttempt) taskError(err error) *results.Result {
+	a.infra(err)
+	a.res.Outcome = grader.OutcomeTaskError
+	a.res.OutcomeClass = grader.SpecTaskError
 	return a.res
 }
 
@@ -542,13 +553,18 @@ func (a *trialAttempt) finish(ag agent.Result, g grader.Grade, ev *grader.Eviden
 	case ag.TimedOut:
 		r.Error = "the agent timed out"
 	case r.RewardError != nil:
-		r.Error = "no reward: " + r.RewardError.Detail
+		r.Error = "no reward: " + noRewardText(r.Native, a.graderCommand(), g)
+	}
+	if !ag.TimedOut && g.TaskDefect(noAgentWork(a.t.Variant), len(r.Tamper) > 0) {
+		// The verifier's own defect: no agent's work explains it.
+		r.Outcome = grader.OutcomeTaskError
+		r.Error = "task error: " + noRewardText(r.Native, a.graderCommand(), g)
 	}
 	for _, sp := range a.t.Specs {
 		r.Specs = append(r.Specs, grader.Judge(sp, ev))
 	}
 	r.OutcomeClass = grader.TrialOutcome(r.Outcome, g.Reward, r.Specs)
-	if len(r.Tamper) > 0 && a.t.Variant.Tamper == suite.TamperFail && r.Outcome != grader.OutcomeInfraError {
+	if len(r.Tamper) > 0 && a.t.Variant.Tamper == suite.TamperFail && !r.Outcome.Ungraded() {
 		// The reward stays recorded; the trial does not pass.
 		r.Outcome, r.OutcomeClass = grader.OutcomeFailed, grader.SpecWorkflowViolation
 		msg := fmt.Sprintf("flagged for tampering (tamper: fail): %s %s", r.Tamper[0].Kind, r.Tamper[0].Path)
@@ -558,6 +574,14 @@ func (a *trialAttempt) finish(ag agent.Result, g grader.Grade, ev *grader.Eviden
 		r.Error = strings.TrimPrefix(r.Error+"; "+msg, "; ")
 	}
 	r.Finished = time.Now().UTC()
+}
+
+// graderCommand is a native task's grader command, as task.toml gives it.
+func (a *trialAttempt) graderCommand() string {
+	if g := a.t.Task.Config.Flightdeck.Grader; g != nil {
+		return g.Command
+	}
+	return ""
 }
 
 // resetDir makes dir exist and be empty.

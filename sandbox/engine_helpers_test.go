@@ -19,6 +19,9 @@ const baseImage = "flightdeck/base:bookworm"
 // none unless FLIGHTDECK_REQUIRE_DOCKER=1.
 func newTestEngine(t testing.TB) *Docker {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short touches no engine")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	d, err := New(ctx)

@@ -94,3 +94,18 @@ func normalizeRef(ref string) string {
 	}
 	return reference.TagNameOnly(named).String()
 }
+
+// IsOfficialImage reports whether ref names one of Docker Hub's official
+// images (python:3.12-slim, debian, docker.io/library/ubuntu:24.04): no
+// registry host and no organisation. Only these does flightdeck stand its
+// own base image in for; an image of an organisation or another registry
+// is too particular to guess.
+func IsOfficialImage(ref string) bool {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return false
+	}
+	path := reference.Path(named)
+	return reference.Domain(named) == "docker.io" && strings.HasPrefix(path, "library/") &&
+		!strings.Contains(strings.TrimPrefix(path, "library/"), "/")
+}

@@ -81,3 +81,24 @@ func defaultDomain() string {
 	}
 	return reference.Domain(n)
 }
+
+func TestIsOfficialImage(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"python:3.12-slim":               true,
+		"debian":                         true,
+		"ubuntu:24.04":                   true,
+		"docker.io/library/ubuntu:24.04": true,
+		"library/python:3.12":            true,
+		"python:3.12-slim@sha256:" + strings.Repeat("a", 64): true,
+		"ghcr.io/nosuchorg/nosuchimage:1.0":                  false,
+		"nosuchorg/nosuchimage:1.0":                          false,
+		"docker.io/nosuchorg/img":                            false,
+		"localhost:5000/python:3.12":                         false,
+		"quay.io/library/python":                             false,
+		"flightdeck/base:bookworm":                           false,
+		"Not A Reference":                                    false,
+		"":                                                   false,
+	} {
+		assert.Equal(t, want, IsOfficialImage(ref), ref)
+	}
+}

@@ -236,6 +236,7 @@ func suiteFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.StringArrayVar(&f.include, "include", nil, "only tasks whose id matches this glob; repeatable")
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "skip tasks whose id matches this glob; repeatable")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
+	noSubstituteFlag(fs, f)
 	fs.StringVar(&f.resultsPath, "results", "", "results dir, for the build logs (default: the suite's)")
 }
 

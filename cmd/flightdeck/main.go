@@ -3,6 +3,7 @@ package main
 
 import (
 	"errors"
+	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/sirupsen/logrus"
 
 	"github.com/spf13/pflag"
@@ -16,11 +17,15 @@ import (
 	"syscall"
 )
 
-// Exit codes shared by every command.
+// Exit codes shared by every command (docs/running.md has the table; a
+// run's come from results.ExitCode).
 const (
-	exitOK       = 0
-	exitFindings = 1 // findings, failed trials, failed expectations
-	exitUsage    = 2 // usage or environment errors
+	exitOK          = results.ExitOK
+	exitFindings    = results.ExitExpectation // findings, failed checks, failed expectations
+	exitUsage       = results.ExitUsage       // bad flags, arguments or input files: nothing ran
+	exitInfra       = results.ExitInfra       // the engine or the machine failed
+	exitTask        = results.ExitTask        // a task's own defect, or a task refused
+	exitInterrupted = results.ExitInterrupted // stopped by a signal
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

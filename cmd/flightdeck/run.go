@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"os/exec"
@@ -25,6 +26,7 @@ type runFlags struct {
 	attempts, jobs, retries   int
 	autoJobs                  bool // --jobs auto
 	noCache, keep, json       bool
+	noSubstitute              bool
 	resume, resultsPath       string
 	envFile                   string
 
@@ -49,6 +51,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&f.resume, "resume", "", "continue run RUN_ID: run only its trials without a result")
 	fs.StringVar(&f.resultsPath, "results", "", "results dir (default: the suite's)")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
+	noSubstituteFlag(fs, &f)
 	fs.StringVar(&f.envFile, "env-file", "", "NAME=VALUE lines every agent gets, and that ${NAME} in a variant's env may name: secrets, never written to results/")
 	fs.StringArrayVarP(&f.paths, "path", "p", nil, "a dataset dir (a dir of task dirs) or a task dir to run instead of the suite's tasks; repeatable; no suite needed")
 	fs.StringArrayVar(&f.include, "include", nil, "run only tasks whose id matches this glob (on top of the suite's include:); repeatable")
@@ -117,10 +120,10 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
 		var ue *suite.UsageError
-		if errors.As(err, &ue) || rec == nil {
+		if errors.As(err, &ue) {
 			return exitUsage
 		}
-		return exitFindings
+		return exitInfra
 	}
 	code := rec.ExitCode
 	switch {
@@ -132,16 +135,22 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 		results.WriteSummary(env.stdout, rec)
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(env.stderr, "flightdeck: interrupted; finished trials are kept: flightdeck run --resume %s\n", rec.RunID)
-		return exitFindings
+		fmt.Fprintf(env.stderr, "flightdeck: interrupted; finished trials are kept: %s\n", results.ResumeCommand(rec, env.cwd))
+		return exitInterrupted
 	}
 	return code
+}
+
+// noSubstituteFlag adds --no-substitute, which every command that builds
+// task images takes.
+func noSubstituteFlag(fs *pflag.FlagSet, f *runFlags) {
+	fs.BoolVar(&f.noSubstitute, "no-substitute", false, "build every image from the base it names: no image map, and no offline base standing in for a missing official image (use it where a registry or loaded images have the real bases)")
 }
 
 func (f runFlags) options(env *cliEnv) suite.Options {
 	return suite.Options{
 		Tasks: f.tasks, Variants: f.variants, Attempts: f.attempts, Jobs: f.jobs, AutoJobs: f.autoJobs, Retries: f.retries,
-		NoCache: f.noCache, Keep: f.keep, ImageMap: f.imageMap, Results: f.resultsPath, Cwd: env.cwd,
+		NoCache: f.noCache, Keep: f.keep, ImageMap: f.imageMap, NoSubstitute: f.noSubstitute, Results: f.resultsPath, Cwd: env.cwd,
 		Path: f.paths, Include: f.include, Exclude: f.exclude, NTasks: f.nTasks,
 		Registry: f.registry, Dataset: f.dataset, CacheDir: f.cacheDir, EnvFile: f.envFile,
 	}
@@ -157,6 +166,7 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 	fs.BoolVar(&f.json, "json", false, "print the audit as JSON")
 	fs.StringVar(&f.resultsPath, "results", "", "results dir (default: the default suite's, else ./results)")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
+	noSubstituteFlag(fs, &f)
 	fs.IntVar(&vo.Repeat, "repeat", runner.DefaultRepeat, "runs of the oracle (a task whose runs differ is flaky)")
 	fs.StringSliceVar(&vo.Skip, "skip", nil, "checks to leave out, comma-separated: "+strings.Join(audit.Checks, ", "))
 	if code, done := parseFlags(fs, env, args); done {
@@ -175,6 +185,9 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 	req, err := runner.PrepareVerify(ctx, fs.Args(), opts, vo)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck task verify: %v\n", err)
+		if _, refused := errors.AsType[*runner.RefusedError](err); refused {
+			return exitTask
+		}
 		return exitUsage
 	}
 	return execute(ctx, env, req, false, func(w io.Writer, r *runner.Runner, rec *results.RunRecord) int {

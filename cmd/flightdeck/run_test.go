@@ -41,21 +41,21 @@ func writeRunSuite(t *testing.T, body string) (dir, suite string) {
 }
 
 // A refused task is not the user's mistake: the run records it refused,
-// with the reason, lists it in the summary and exits 1. With only refused
+// with the reason, lists it in the summary and exits 4. With only refused
 // tasks nothing needs the engine.
 func TestRunRefusedTasks(t *testing.T) {
 	dir := t.TempDir()
 	code, out, stderr := runCLI(t, dir, "run", "--path", harborRefused("gpus"), "--path", harborRefused("steps"), "--results", "res")
-	require.Equal(t, exitFindings, code, stderr)
+	require.Equal(t, exitTask, code, stderr)
 	assert.Contains(t, stderr, "refused  gpus__oracle__1  "+filepath.Join(harborRefused("gpus"), "task.toml")+": [environment].gpus: GPUs are not supported")
 	assert.Contains(t, out, "refused tasks (not run, left out of every rate):\n  gpus: "+filepath.Join(harborRefused("gpus"), "task.toml")+": [environment].gpus: GPUs are not supported")
 	assert.Contains(t, out, "  steps: "+filepath.Join(harborRefused("steps"), "task.toml")+": [[steps]]: multi-step tasks are graded Harbor's way: a flightdeck-native task ([flightdeck.grader]) has no per-step grading")
 
 	code, out, stderr = runCLI(t, dir, "run", "--path", harborRefused("gpus"), "--results", "res", "--json")
-	require.Equal(t, exitFindings, code, stderr)
+	require.Equal(t, exitTask, code, stderr)
 	var rec results.RunRecord
 	require.NoError(t, json.Unmarshal([]byte(out), &rec))
-	assert.Equal(t, 1, rec.ExitCode)
+	assert.Equal(t, exitTask, rec.ExitCode)
 	require.Len(t, rec.Refused, 1)
 	assert.Equal(t, "gpus", rec.Refused[0].ID)
 	assert.Equal(t, "[environment].gpus", rec.Refused[0].Field)
@@ -275,7 +275,7 @@ wait:
 }
 
 // waitInterruptedExit waits for the interrupted run to exit, with the exit
-// code of findings, and returns seen with the rest of its stderr lines.
+// code of an interruption (130), and returns seen with the rest of its stderr lines.
 func waitInterruptedExit(t *testing.T, cmd *exec.Cmd, lines <-chan string, seen []string) []string {
 	t.Helper()
 	exited := make(chan error, 1)
@@ -289,7 +289,7 @@ func waitInterruptedExit(t *testing.T, cmd *exec.Cmd, lines <-chan string, seen 
 	case err := <-exited:
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee, "an interrupted run does not exit 0")
-		assert.Equal(t, exitFindings, ee.ExitCode())
+		assert.Equal(t, exitInterrupted, ee.ExitCode())
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the run did not exit after SIGINT:\n%s", strings.Join(seen, "\n"))
 	}

@@ -34,6 +34,7 @@ const (
 const (
 	CheckOracle   = "oracle"   // the oracle scores 1 on every run
 	CheckNop      = "nop"      // nop scores below 1 (else the tests are weak)
+	CheckBase     = "base"     // the oracle ran on the base images the task names, not a stand-in
 	CheckFlaky    = "flaky"    // the oracle's runs agree
 	CheckLive     = "live"     // the oracle passes graded from a snapshot too
 	CheckEnv      = "env"      // the oracle's reward holds under another TZ, locale and hash seed
@@ -45,7 +46,7 @@ const (
 )
 
 // Checks are every check's name; each can be skipped.
-var Checks = []string{CheckOracle, CheckNop, CheckFlaky, CheckLive, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckHeadroom, CheckRepro}
+var Checks = []string{CheckOracle, CheckNop, CheckBase, CheckFlaky, CheckLive, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckHeadroom, CheckRepro}
 
 // Check is one check's verdict.
 type Check struct {
@@ -110,12 +111,29 @@ type Input struct {
 	Skip     map[string]bool
 }
 
+// needsImage are the checks that read what ran in the task's image: when it
+// did not build, they are skipped and say so.
+var needsImage = map[string]bool{CheckNop: true, CheckBase: true, CheckFlaky: true, CheckLive: true, CheckEnv: true,
+	CheckNetwork: true, CheckPatch: true, CheckHeadroom: true}
+
 // Audit runs every check not skipped over one task's input.
 func Audit(in Input) Task {
 	out := Task{Task: in.Task, Dir: in.Dir}
+	noImage := imageFailed(in.Oracle)
 	for _, name := range Checks {
 		c := Check{Name: name, Status: Skipped}
-		if !in.Skip[name] {
+		switch {
+		case in.Skip[name]:
+		case noImage && needsImage[name]:
+			c.Evidence = "the image did not build"
+		case noImage && name == CheckLeaks && in.LeakErr != nil:
+			// What the build context and the Dockerfile hold was read;
+			// the image was not there to search.
+			c.Status, c.Evidence = listCheck(in.Leaks, nil, Fail, "no file of tests/ or solution/ in the environment or the Dockerfile")
+			if c.Status == OK {
+				c.Status, c.Evidence = Skipped, "the image did not build (the environment and the Dockerfile hold no file of tests/ or solution/)"
+			}
+		default:
 			c.Status, c.Evidence = check(name, in)
 		}
 		out.Checks = append(out.Checks, c)
@@ -129,6 +147,8 @@ func check(name string, in Input) (Status, string) {
 		return oracleCheck(in.Oracle)
 	case CheckNop:
 		return nopCheck(in.Nop)
+	case CheckBase:
+		return baseCheck(in.Oracle)
 	case CheckFlaky:
 		return flakyCheck(in.Oracle)
 	case CheckLive:
@@ -160,6 +180,9 @@ func oracleCheck(runs []*results.Result) (Status, string) {
 		}
 	}
 	ev := fmt.Sprintf("passed %d of %d runs: %s", passed, len(runs), rewardsText(runs))
+	if !slices.ContainsFunc(runs, func(r *results.Result) bool { return r.Reward != nil }) {
+		ev = fmt.Sprintf("passed 0 of %d runs", len(runs))
+	}
 	if passed < len(runs) {
 		if e := firstError(runs); e != "" {
 			ev += "; " + e
@@ -174,8 +197,11 @@ func nopCheck(r *results.Result) (Status, string) {
 	case r == nil:
 		return Fail, "nop did not run"
 	case r.Outcome.Ungraded():
-		return Fail, "nop was not graded: " + text.OneLine(r.Error, 160)
-	case r.Reward != nil && *r.Reward >= 1:
+		return Fail, "nop was not graded: " + text.OneLine(r.Error, 300)
+	case r.Reward == nil:
+		// Below 1 only because nothing was read: the grader is broken.
+		return Fail, "the empty attempt got no reward: " + text.OneLine(r.Error, 300)
+	case *r.Reward >= 1:
 		return Fail, fmt.Sprintf("weak tests: the empty attempt scores %g", *r.Reward)
 	}
 	return OK, "the empty attempt scores " + rewardsText([]*results.Result{r})
@@ -190,8 +216,11 @@ func flakyCheck(runs []*results.Result) (Status, string) {
 			graded = append(graded, r)
 		}
 	}
-	if len(graded) < 2 {
-		return Skipped, fmt.Sprintf("%d graded run(s): --repeat 2 or more tells", len(graded))
+	switch {
+	case len(runs) < 2:
+		return Skipped, "one run: --repeat 2 or more tells"
+	case len(graded) < 2:
+		return Skipped, fmt.Sprintf("%d of the oracle's %d runs graded: two graded runs tell", len(graded), len(runs))
 	}
 	same := true
 	for _, r := range graded[1:] {
@@ -290,6 +319,9 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 	if len(runs) == 0 {
 		return Skipped, "the oracle did not run"
 	}
+	if !slices.ContainsFunc(runs, func(r *results.Result) bool { return !r.Outcome.Ungraded() }) {
+		return Skipped, "the oracle was not graded: " + firstError(runs)
+	}
 	var agentMax, gradeMax, agentTO, gradeTO float64
 	var peak, limit int64
 	for _, r := range runs {
@@ -330,6 +362,50 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 	return OK, s
 }
 
+// baseCheck warns when the oracle ran on an image standing in for one the
+// task names (the image map, or the offline base for a missing official
+// image): its verdict holds for the stand-in.
+func baseCheck(runs []*results.Result) (Status, string) {
+	var pairs []string
+	for _, r := range runs {
+		for _, p := range r.MappedImages {
+			if !slices.Contains(pairs, p) {
+				pairs = append(pairs, p)
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return OK, "built from the base images it names"
+	}
+	var parts []string
+	for _, p := range pairs {
+		from, to, _ := strings.Cut(p, "=")
+		parts = append(parts, fmt.Sprintf("the verdict holds for %s, not for %s", to, from))
+	}
+	return Warn, "ran on a substitute base: " + strings.Join(parts, "; ")
+}
+
+// imageFailed reports whether the task's image did not build: no oracle
+// run got one.
+func imageFailed(runs []*results.Result) bool {
+	if len(runs) == 0 {
+		return false
+	}
+	for _, r := range runs {
+		if r.Image != "" || !r.Outcome.Ungraded() {
+			return false
+		}
+		failed := false
+		for _, p := range r.Phases {
+			failed = failed || p.Name == "image" && p.Error != ""
+		}
+		if !failed {
+			return false
+		}
+	}
+	return true
+}
+
 func limitText(sec float64) string {
 	if sec <= 0 {
 		return "no limit"
@@ -365,7 +441,7 @@ func rewardsText(runs []*results.Result) string {
 func firstError(runs []*results.Result) string {
 	for _, r := range runs {
 		if r.Error != "" {
-			return text.OneLine(r.Error, 160)
+			return text.OneLine(r.Error, 500)
 		}
 	}
 	return ""

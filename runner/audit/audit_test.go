@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,13 @@ func statusOf(t Task, name string) Check {
 
 func TestAuditChecks(t *testing.T) {
 	pass, fail := run(grader.OutcomePassed, 1), run(grader.OutcomeFailed, 0)
+	noReward := &results.Result{Outcome: grader.OutcomeFailed, Error: "no reward: tests/test.sh exited 2 without writing reward.json or reward.txt"}
+	defect := &results.Result{Outcome: grader.OutcomeTaskError, Error: "task error: tests/test.sh exited 2 without writing reward.json or reward.txt: line 3: syntax error"}
+	substituted := run(grader.OutcomePassed, 1)
+	substituted.MappedImages = []string{"python:3.12-slim=flightdeck/base:bookworm"}
+	unbuilt := &results.Result{Outcome: grader.OutcomeTaskError, Error: "image of x: build failed at step 2",
+		Phases: []results.Phase{{Name: "image", Error: "image of x: build failed at step 2"}}}
+	errNoImage := errors.New("the oracle's image is not recorded")
 	tests := []struct {
 		name  string
 		in    Input
@@ -53,6 +61,21 @@ func TestAuditChecks(t *testing.T) {
 		{"a patch that does not solve", Input{HasPatch: true, Patch: fail}, CheckPatch, Fail, "the reference patch scores 0"},
 		{"leaks", Input{Leaks: []string{"tests/x is in the image at /x"}}, CheckLeaks, Fail, "tests/x is in the image at /x"},
 		{"repro warns", Input{Repro: []string{"Dockerfile:1: FROM x: no tag"}}, CheckRepro, Warn, "no tag"},
+		{"nop without a reward is no pass", Input{Nop: noReward}, CheckNop, Fail, "the empty attempt got no reward: no reward: tests/test.sh exited 2"},
+		{"nop with a broken grader", Input{Nop: defect}, CheckNop, Fail, "nop was not graded: task error: tests/test.sh exited 2"},
+		{"oracle with a broken grader", Input{Oracle: []*results.Result{defect, defect}}, CheckOracle, Fail, "passed 0 of 2 runs; task error: tests/test.sh exited 2"},
+		{"two runs, one graded", Input{Oracle: []*results.Result{pass, {Outcome: grader.OutcomeInfraError}}}, CheckFlaky, Skipped, "1 of the oracle's 2 runs graded"},
+		{"headroom of ungraded runs", Input{Oracle: []*results.Result{defect}}, CheckHeadroom, Skipped, "the oracle was not graded: task error"},
+		{"a substitute base", Input{Oracle: []*results.Result{substituted}}, CheckBase, Warn,
+			"ran on a substitute base: the verdict holds for flightdeck/base:bookworm, not for python:3.12-slim"},
+		{"the base named", Input{Oracle: []*results.Result{pass}}, CheckBase, OK, "built from the base images it names"},
+		{"no image: the oracle says why", Input{Oracle: []*results.Result{unbuilt, unbuilt}}, CheckOracle, Fail, "failed at step 2"},
+		{"no image: nop skipped", Input{Oracle: []*results.Result{unbuilt}, Nop: unbuilt}, CheckNop, Skipped, "the image did not build"},
+		{"no image: flaky skipped", Input{Oracle: []*results.Result{unbuilt, unbuilt}}, CheckFlaky, Skipped, "the image did not build"},
+		{"no image: headroom skipped", Input{Oracle: []*results.Result{unbuilt}}, CheckHeadroom, Skipped, "the image did not build"},
+		{"no image: leaks not searched", Input{Oracle: []*results.Result{unbuilt}, LeakErr: errNoImage}, CheckLeaks, Skipped, "the image did not build"},
+		{"no image: leaks in the context still fail", Input{Oracle: []*results.Result{unbuilt}, LeakErr: errNoImage,
+			Leaks: []string{"tests/x is in environment/x"}}, CheckLeaks, Fail, "tests/x is in environment/x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

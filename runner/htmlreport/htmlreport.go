@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
+	itext "github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/results"
 )
 
@@ -277,7 +278,9 @@ func readText(runDir, tdir, name string, budget *int64) *text {
 		return nil
 	}
 	*budget -= int64(len(data))
-	s := strings.ToValidUTF8(string(data), "\uFFFD")
+	// Logs are text: a file written by a task's own scripts (Harbor's
+	// test-stdout.txt) may still hold terminal escapes.
+	s := strings.ToValidUTF8(itext.StripANSI(string(data)), "\uFFFD")
 	x.Whole = s
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	x.Lines = lines

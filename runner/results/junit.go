@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/xml"
 	"fmt"
+	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
@@ -71,6 +72,9 @@ func junitXML(rec *RunRecord, results []*Result) ([]byte, error) {
 		}
 		if len(r.Tamper) > 0 {
 			c.SystemOut += "\ntamper: " + TamperText(r)
+		}
+		if len(r.MappedImages) > 0 {
+			c.SystemOut += "\nsubstitute base (the verdict holds for the image after =): " + strings.Join(r.MappedImages, ", ")
 		}
 		s := &doc.Suites[i]
 		switch {

@@ -202,12 +202,14 @@ func RewardProblemOf(err error) *RewardProblem {
 	return &RewardProblem{Kind: "unreadable", Detail: err.Error()}
 }
 
-// SetExpectation records whether the trial met its variant's expectation;
-// a refused trial, which never ran, is held to none.
+// SetExpectation records whether the trial met its variant's expectation.
+// A trial without a grade that counts (an infrastructure error, the task's
+// own defect, a refused task) is held to none: the run's exit code says
+// what kept it from being graded.
 func SetExpectation(r *Result, v suite.Variant) {
 	r.Expect = v.Expect
 	r.Expectation = nil
-	if v.Expect == "" || r.Outcome == grader.OutcomeRefused {
+	if v.Expect == "" || r.Outcome.Ungraded() {
 		return
 	}
 	held := false
@@ -215,7 +217,7 @@ func SetExpectation(r *Result, v suite.Variant) {
 	case suite.ExpectPassed:
 		held = r.Outcome == grader.OutcomePassed
 	case suite.ExpectFailed:
-		held = r.Outcome != grader.OutcomePassed && r.Outcome != grader.OutcomeInfraError
+		held = r.Outcome != grader.OutcomePassed
 	}
 	r.Expectation = &held
 }

@@ -92,11 +92,49 @@ func TestPassAtK(t *testing.T) {
 	assert.False(t, ok)
 }
 
+func TestExitCodeOrder(t *testing.T) {
+	tests := []struct {
+		expectation, task, infra bool
+		want                     int
+	}{
+		{false, false, false, ExitOK},
+		{true, true, true, ExitExpectation},
+		{false, true, true, ExitTask},
+		{false, false, true, ExitInfra},
+		{true, false, false, ExitExpectation},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ExitCode(tt.expectation, tt.task, tt.infra), "%+v", tt)
+	}
+}
+
+func TestSetExpectationUngraded(t *testing.T) {
+	for _, o := range []grader.Outcome{grader.OutcomeInfraError, grader.OutcomeTaskError, grader.OutcomeRefused} {
+		r := &Result{Outcome: o}
+		SetExpectation(r, suite.Variant{Expect: suite.ExpectPassed})
+		assert.Nil(t, r.Expectation, "%s is held to no expectation", o)
+	}
+	r := &Result{Outcome: grader.OutcomeAgentTimeout}
+	SetExpectation(r, suite.Variant{Expect: suite.ExpectFailed})
+	require.NotNil(t, r.Expectation)
+	assert.True(t, *r.Expectation, "a timed-out agent fails as nop must")
+}
+
+func TestResumeCommand(t *testing.T) {
+	cwd := t.TempDir()
+	rec := &RunRecord{RunID: "20260101-000000-abcdef", Dir: filepath.Join(cwd, "results", "20260101-000000-abcdef")}
+	assert.Equal(t, "flightdeck run --resume 20260101-000000-abcdef", ResumeCommand(rec, cwd))
+	rec.Dir = filepath.Join(cwd, "out", "my runs", "20260101-000000-abcdef")
+	assert.Equal(t, "flightdeck run --resume 20260101-000000-abcdef --results 'out/my runs'", ResumeCommand(rec, cwd))
+	rec.Dir = "/elsewhere/res/20260101-000000-abcdef"
+	assert.Equal(t, "flightdeck run --resume 20260101-000000-abcdef --results /elsewhere/res", ResumeCommand(rec, cwd))
+}
+
 func TestFillRecordExitCode(t *testing.T) {
 	variants := []suite.Variant{{Name: "base", Agent: suite.AgentNop}, {Name: "treat", Agent: suite.AgentNop}}
 	rec := &RunRecord{}
 	FillRecord(rec, variants, 2, sampleResults())
-	assert.Equal(t, 1, rec.ExitCode, "an infra error fails the run")
+	assert.Equal(t, ExitInfra, rec.ExitCode, "an infra error fails the run")
 	assert.Len(t, rec.Trials, 9)
 
 	ok := sampleResults()[:4]
@@ -107,12 +145,12 @@ func TestFillRecordExitCode(t *testing.T) {
 	held := false
 	ok[0].Expect, ok[0].Expectation = suite.ExpectFailed, &held
 	FillRecord(rec, variants, 2, ok)
-	assert.Equal(t, 1, rec.ExitCode, "a failed expectation does")
+	assert.Equal(t, ExitExpectation, rec.ExitCode, "a failed expectation does")
 	assert.Equal(t, []string{"a__base__1"}, rec.Expectations)
 
 	rec = &RunRecord{}
 	FillRecord(rec, variants, 2, append(sampleResults()[:4], refusedSample()...))
-	assert.Equal(t, 1, rec.ExitCode, "a refused task does")
+	assert.Equal(t, ExitTask, rec.ExitCode, "a refused task does")
 	require.Len(t, rec.Refused, 1, "listed once however many trials it has")
 	assert.Equal(t, suite.RefusedTask{ID: "c", Dir: "/tasks/c", Refusal: suite.Refusal{File: "/tasks/c/task.toml", Field: "[[steps]]", Rule: "multi-step tasks are not supported yet"}},
 		rec.Refused[0])
@@ -137,7 +175,11 @@ func goldenResults() []*Result {
 	results[2].Rewards = map[string]float64{"correctness": 1, "performance": 0.5}
 	results[4].Tamper = []tamper.Finding{{Path: "/usr/bin/python3", Kind: tamper.KindTool, Evidence: "replaced"},
 		{Path: "/root/.bashrc", Kind: tamper.KindShellStartup, Evidence: "changed"}}
-	return results
+	results[0].MappedImages = []string{"python:3.12-slim=flightdeck/base:bookworm"}
+	defect := *results[3]
+	defect.Trial, defect.Attempt, defect.Outcome, defect.OutcomeClass, defect.Reward = "b__base__3", 3, grader.OutcomeTaskError, grader.SpecTaskError, nil
+	defect.Error = "task error: tests/test.sh wrote reward.txt, which does not parse: \"abc\" is not a number"
+	return append(results, &defect)
 }
 
 func TestStatsLeaveRefusedOut(t *testing.T) {
@@ -208,7 +250,8 @@ func TestSetExpectation(t *testing.T) {
 		{suite.ExpectFailed, grader.OutcomeFailed, ptr(true)},
 		{suite.ExpectFailed, grader.OutcomeAgentTimeout, ptr(true)},
 		{suite.ExpectFailed, grader.OutcomePassed, ptr(false)},
-		{suite.ExpectFailed, grader.OutcomeInfraError, ptr(false)},
+		{suite.ExpectFailed, grader.OutcomeInfraError, nil},
+		{suite.ExpectPassed, grader.OutcomeTaskError, nil},
 		{suite.ExpectPassed, grader.OutcomeRefused, nil},
 		{suite.ExpectFailed, grader.OutcomeRefused, nil},
 		{"", grader.OutcomeFailed, nil},

@@ -3,10 +3,13 @@ package results
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/flightdeck/flightdeck/internal/text"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/flightdeck/flightdeck/internal/text"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -26,24 +29,27 @@ const (
 // It is written when the run starts (status running, so --resume can find
 // its configuration) and again when it ends.
 type RunRecord struct {
-	Schema         int                 `json:"schema"`
-	RunID          string              `json:"run_id"`
-	Dir            string              `json:"dir"`
-	Suite          string              `json:"suite"`
-	SuiteFile      string              `json:"suite_file,omitempty"`
-	Config         suite.Config        `json:"config"`
-	Versions       Versions            `json:"versions"`
-	Started        time.Time           `json:"started"`
-	Finished       time.Time           `json:"finished,omitzero"`
-	Resumed        []time.Time         `json:"resumed,omitempty"`
-	Status         string              `json:"status"`
-	FallbackImages []string            `json:"fallback_images,omitempty"` // "from=to" the run chose because from was missing
-	Trials         []TrialSummary      `json:"trials"`
-	NotRun         []string            `json:"not_run,omitempty"` // trials without a result (interrupted)
-	Refused        []suite.RefusedTask `json:"refused,omitempty"` // tasks that cannot run here, and why
-	Variants       []VariantStats      `json:"variants"`
-	Expectations   []string            `json:"expectations_failed,omitempty"` // trials whose variant's expectation failed
-	Tampered       []string            `json:"tampered,omitempty"`            // trials the tamper inspector flagged: "trial: kind path, ..."
+	Schema         int          `json:"schema"`
+	RunID          string       `json:"run_id"`
+	Dir            string       `json:"dir"`
+	Suite          string       `json:"suite"`
+	SuiteFile      string       `json:"suite_file,omitempty"`
+	Config         suite.Config `json:"config"`
+	Versions       Versions     `json:"versions"`
+	Started        time.Time    `json:"started"`
+	Finished       time.Time    `json:"finished,omitzero"`
+	Resumed        []time.Time  `json:"resumed,omitempty"`
+	Status         string       `json:"status"`
+	FallbackImages []string     `json:"fallback_images,omitempty"` // "from=to" the run chose because from was missing
+	// Substituted are every "from=to" stand-in of the run's trials (the
+	// image map's and the fallbacks): their verdicts hold for to, not from.
+	Substituted  []string            `json:"substituted_images,omitempty"`
+	Trials       []TrialSummary      `json:"trials"`
+	NotRun       []string            `json:"not_run,omitempty"` // trials without a result (interrupted)
+	Refused      []suite.RefusedTask `json:"refused,omitempty"` // tasks that cannot run here, and why
+	Variants     []VariantStats      `json:"variants"`
+	Expectations []string            `json:"expectations_failed,omitempty"` // trials whose variant's expectation failed
+	Tampered     []string            `json:"tampered,omitempty"`            // trials the tamper inspector flagged: "trial: kind path, ..."
 	// Images is what the run's image budget did at its end; nil without one.
 	Images   *ImageBudget `json:"images,omitempty"`
 	ExitCode int          `json:"exit_code"`
@@ -107,9 +113,10 @@ func ReadRunRecord(dir string) (*RunRecord, error) {
 // exit code from results.
 func FillRecord(rec *RunRecord, variants []suite.Variant, attempts int, results []*Result) {
 	rec.Trials = nil
+	rec.Substituted = nil
 	rec.Expectations = nil
 	rec.Tampered = nil
-	infra := false
+	infra, defects := false, false
 	for _, r := range results {
 		rec.Trials = append(rec.Trials, TrialSummary{TrialLine: lineOf(r),
 			Started: r.Started, Finished: r.Finished, Seconds: RoundSeconds(r.Finished.Sub(r.Started))})
@@ -120,13 +127,42 @@ func FillRecord(rec *RunRecord, variants []suite.Variant, attempts int, results 
 			rec.Tampered = append(rec.Tampered, r.Trial+": "+TamperText(r))
 		}
 		infra = infra || r.Outcome == grader.OutcomeInfraError
+		defects = defects || r.Outcome == grader.OutcomeTaskError
+		for _, p := range r.MappedImages {
+			if !slices.Contains(rec.Substituted, p) {
+				rec.Substituted = append(rec.Substituted, p)
+			}
+		}
 	}
+	slices.Sort(rec.Substituted)
 	rec.Variants = computeStats(variants, attempts, results)
 	rec.Refused = refusedTasks(results)
-	rec.ExitCode = 0
-	if infra || len(rec.Expectations) > 0 || len(rec.NotRun) > 0 || len(rec.Refused) > 0 {
-		rec.ExitCode = 1
+	rec.ExitCode = ExitCode(len(rec.Expectations) > 0, defects || len(rec.Refused) > 0, infra || len(rec.NotRun) > 0)
+}
+
+// The exit codes of a run (docs/running.md has the table). When several
+// apply, the first in this order wins: a failed expectation says most about
+// what was run, an infrastructure error least.
+const (
+	ExitOK          = 0 // every trial graded, every expectation held
+	ExitExpectation = 1 // a trial's outcome was not what its variant expects
+	ExitUsage       = 2 // bad flags or suite file, a task dir that is not there: nothing ran
+	ExitInfra       = 3 // an infrastructure error left after retries, or trials without a result
+	ExitTask        = 4 // a task's own defect (task_error) or a refused task
+	ExitInterrupted = 130
+)
+
+// ExitCode is a run's exit code from what went wrong in it.
+func ExitCode(expectationFailed, taskDefect, infra bool) int {
+	switch {
+	case expectationFailed:
+		return ExitExpectation
+	case taskDefect:
+		return ExitTask
+	case infra:
+		return ExitInfra
 	}
+	return ExitOK
 }
 
 // ImageBudget is the image cache's state when a run's image budget was
@@ -147,4 +183,29 @@ func (b ImageBudget) Line() string {
 	}
 	return fmt.Sprintf("images: evicted %d least recently used (%s) to fit the budget of %s; %s cached",
 		len(b.Evicted), text.Bytes(b.Freed), text.Bytes(b.Budget), text.Bytes(b.After))
+}
+
+// ResumeCommand is the command that finishes rec's run from cwd: with
+// --results when the run's results dir is not the one flightdeck would
+// look in there, so that it works as printed.
+func ResumeCommand(rec *RunRecord, cwd string) string {
+	cmd := "flightdeck run --resume " + rec.RunID
+	dir := filepath.Dir(rec.Dir)
+	if cwd == "" || filepath.Clean(suite.DefaultResultsDir(cwd)) != filepath.Clean(dir) {
+		if rel, err := filepath.Rel(cwd, dir); cwd != "" && err == nil && !strings.HasPrefix(rel, "..") {
+			dir = rel
+		}
+		cmd += " --results " + shellQuote(dir)
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

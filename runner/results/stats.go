@@ -9,8 +9,9 @@ import (
 )
 
 // VariantStats are one variant's numbers. Infrastructure errors and refused
-// tasks' trials are counted but left out of every rate: Graded = Trials -
-// Errors - Refused.
+// tasks' trials are counted but left out of every rate, and so are the
+// trials that showed a task's own defect: Graded = Trials - Errors -
+// TaskErrors - Refused.
 type VariantStats struct {
 	Variant          string             `json:"variant"`
 	Agent            string             `json:"agent"`
@@ -22,6 +23,7 @@ type VariantStats struct {
 	AgentTimeouts    int                `json:"agent_timeouts"`
 	VerifierTimeouts int                `json:"verifier_timeouts"`
 	Errors           int                `json:"errors"`
+	TaskErrors       int                `json:"task_errors"`
 	Refused          int                `json:"refused"`
 	Cached           int                `json:"cached"`
 	PassRate         *float64           `json:"pass_rate"`   // passed / graded
@@ -57,6 +59,9 @@ func computeStats(variants []suite.Variant, attempts int, results []*Result) []V
 				continue
 			case grader.OutcomeRefused:
 				st.Refused++
+				continue
+			case grader.OutcomeTaskError:
+				st.TaskErrors++
 				continue
 			case grader.OutcomePassed:
 				st.Passed++

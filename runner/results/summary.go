@@ -42,16 +42,17 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\ttrials\tpassed\tfailed\ttimeouts\tinfra errors\trefused\tpass rate\tmean reward\tpass@k\tcached")
+	fmt.Fprintln(tw, "variant\ttrials\tpassed\tfailed\ttimeouts\tinfra errors\ttask errors\trefused\tpass rate\tmean reward\tpass@k\tcached")
 	for _, v := range rec.Variants {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\n", v.Variant, v.Trials, v.Passed, v.Failed,
-			v.AgentTimeouts+v.VerifierTimeouts, v.Errors, v.Refused, pct(v.PassRate), num(v.MeanReward), passKText(v.PassAtK), v.Cached)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\n", v.Variant, v.Trials, v.Passed, v.Failed,
+			v.AgentTimeouts+v.VerifierTimeouts, v.Errors, v.TaskErrors, v.Refused, pct(v.PassRate), num(v.MeanReward), passKText(v.PassAtK), v.Cached)
 	}
 	tw.Flush()
 	writeKeyMeans(w, rec.Variants)
 	writeRefused(w, rec.Refused)
-	if len(rec.FallbackImages) > 0 {
-		fmt.Fprintf(w, "\nimages substituted: %s\n", strings.Join(rec.FallbackImages, ", "))
+	if len(rec.Substituted) > 0 {
+		fmt.Fprintf(w, "\nsubstitute base images (verdicts hold for the image after =, not the one the task names; --no-substitute forbids): %s\n",
+			strings.Join(rec.Substituted, ", "))
 	}
 	if len(rec.Expectations) > 0 {
 		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rec.Expectations, ", "))
@@ -63,7 +64,8 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 		fmt.Fprintf(w, "\ntampering flagged (result.json's tamper lists the evidence):\n  %s\n", strings.Join(rec.Tampered, "\n  "))
 	}
 	if len(rec.NotRun) > 0 {
-		fmt.Fprintf(w, "\n%d trials have no result (interrupted); finish them with: flightdeck run --resume %s\n", len(rec.NotRun), rec.RunID)
+		cwd, _ := os.Getwd()
+		fmt.Fprintf(w, "\n%d trials have no result (interrupted); finish them with: %s\n", len(rec.NotRun), ResumeCommand(rec, cwd))
 	}
 	fmt.Fprintf(w, "\nresults: %s\n", rec.Dir)
 	if _, err := os.Stat(filepath.Join(rec.Dir, ReportPage)); err == nil {
@@ -94,8 +96,11 @@ func cellText(ts []TrialSummary) string {
 		}
 		return s
 	}
-	passed, graded, refused, cached := 0, 0, 0, 0
+	passed, graded, refused, taskErrs, cached := 0, 0, 0, 0, 0
 	for _, t := range ts {
+		if t.Outcome == grader.OutcomeTaskError {
+			taskErrs++
+		}
 		if !t.Outcome.Ungraded() {
 			graded++
 		}
@@ -113,8 +118,11 @@ func cellText(ts []TrialSummary) string {
 		return string(grader.OutcomeRefused)
 	}
 	s := fmt.Sprintf("%d/%d passed", passed, graded)
-	if errs := len(ts) - graded - refused; errs > 0 {
+	if errs := len(ts) - graded - refused - taskErrs; errs > 0 {
 		s += fmt.Sprintf(", infra_error %d", errs)
+	}
+	if taskErrs > 0 {
+		s += fmt.Sprintf(", task_error %d", taskErrs)
 	}
 	if refused > 0 {
 		s += fmt.Sprintf(", refused %d", refused)

@@ -18,23 +18,46 @@ func RewardText(r *Result) string {
 		switch r.Outcome {
 		case grader.OutcomeInfraError:
 			return "error: " + text.OneLine(r.Error, 200)
+		case grader.OutcomeTaskError:
+			return text.OneLine(r.Error, 400)
 		case grader.OutcomeRefused:
 			if r.Refusal != nil {
 				return "reason: " + text.OneLine(r.Refusal.String(), 300)
 			}
 			return text.OneLine(r.Error, 300)
 		}
+		if r.Error != "" {
+			// Why there is no reward, in the line itself.
+			return text.OneLine(r.Error, 400)
+		}
 		return "reward -"
 	}
-	text := fmt.Sprintf("reward %.3g", *r.Reward)
+	s := fmt.Sprintf("reward %.3g", *r.Reward)
 	if keys := rewardsText(r.Rewards); keys != "" {
-		text += " " + keys
+		s += " " + keys
 	}
 	if r.Summary != nil && r.Summary.Total > 0 {
 		// The grader's own count says more than a rounded reward.
-		text += fmt.Sprintf(" (%d/%d)", r.Summary.Passed, r.Summary.Total)
+		s += fmt.Sprintf(" (%d/%d)", r.Summary.Passed, r.Summary.Total)
 	}
-	return text
+	if r.Outcome != grader.OutcomePassed && r.Error != "" {
+		s += "; " + text.OneLine(r.Error, 200)
+	}
+	return s
+}
+
+// SubstituteText notes the images that stood in for those the task names,
+// for a trial's line: "" when none did.
+func SubstituteText(r *Result) string {
+	if len(r.MappedImages) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, p := range r.MappedImages {
+		from, to, _ := strings.Cut(p, "=")
+		parts = append(parts, to+" for "+from)
+	}
+	return "  [substitute base: " + strings.Join(parts, ", ") + "]"
 }
 
 // ExpectText notes a failed expectation; "" when none failed.

@@ -23,9 +23,12 @@ type Options struct {
 	NoCache  bool
 	Keep     bool     // keep containers, snapshots and work dirs for debugging
 	ImageMap []string // "from=to" entries, added to the suite's and the environment's
-	Results  string   // results dir; "": the suite's
-	Cwd      string
-	Getenv   func(string) string
+	// NoSubstitute (--no-substitute) forbids any image standing in for one
+	// a task names, whatever the suite says.
+	NoSubstitute bool
+	Results      string // results dir; "": the suite's
+	Cwd          string
+	Getenv       func(string) string
 
 	// Path: dataset dirs (dirs of task dirs) or task dirs (relative to
 	// Cwd) that replace the suite's tasks, like --task DIR.
@@ -70,6 +73,9 @@ type Config struct {
 	// run (the suite's image_budget:, else $FLIGHTDECK_IMAGE_BUDGET); 0:
 	// no bound.
 	ImageBudget int64 `json:"image_budget,omitempty"`
+	// NoSubstitute: every image is the one the task names; no image map,
+	// no offline base standing in for a missing image.
+	NoSubstitute bool `json:"no_substitute,omitempty"`
 	// EnvFile is --env-file (an absolute path; its values are never
 	// recorded).
 	EnvFile string `json:"env_file,omitempty"`

@@ -63,6 +63,10 @@ type Suite struct {
 	// variants that do not say: "flag" (the default: recorded, reward
 	// kept) or "fail".
 	Tamper string
+	// NoSubstitute (substitute: false) forbids any image standing in for
+	// one a task names: no image map, and no offline base for a missing
+	// official image.
+	NoSubstitute bool
 
 	taskLines map[int]int // index in Tasks → line in the file, for messages
 	dsLine    int         // the dataset: key's line, for messages
@@ -138,6 +142,21 @@ type Multipliers struct {
 // builtinAgent reports whether name is an agent that needs no options, so
 // that a variant of that name can be added from the command line.
 func builtinAgent(name string) bool { return name == AgentOracle || name == AgentNop }
+
+// BuiltinVariant is the variant a built-in agent's name adds where no suite
+// defines it (--variant, --path, -t DIR): the oracle is expected to pass and
+// the empty attempt to fail, so that a run without a suite file still fails
+// when a task's oracle does.
+func BuiltinVariant(agent string) Variant {
+	v := Variant{Name: agent, Agent: agent}
+	switch agent {
+	case AgentOracle:
+		v.Expect = ExpectPassed
+	case AgentNop:
+		v.Expect = ExpectFailed
+	}
+	return v
+}
 
 // LoadSuite reads and checks a suite file. Unknown keys, wrong types and bad
 // values are errors naming the file and the line.
@@ -228,7 +247,7 @@ func (p suiteParser) fields(m *yaml.Node, what string, f func(key string, k, v *
 }
 
 var suiteKeys = []string{"name", "tasks", "include", "exclude", "variants", "attempts", "concurrency",
-	"retries", "timeout_multiplier", "images", "specs", "results", "registry", "dataset", "reward_key", "tamper", "image_budget"}
+	"retries", "timeout_multiplier", "images", "specs", "results", "registry", "dataset", "reward_key", "tamper", "image_budget", "substitute"}
 
 func (p suiteParser) suiteKey(s *Suite, key string, v *yaml.Node) error {
 	switch key {
@@ -274,6 +293,12 @@ func (p suiteParser) suiteKey(s *Suite, key string, v *yaml.Node) error {
 		if s.Tamper != TamperFlag && s.Tamper != TamperFail && s.Tamper != TamperOff {
 			return p.errf(v, "tamper: want %q, %q or %q, not %q", TamperFlag, TamperFail, TamperOff, s.Tamper)
 		}
+		return nil
+	case "substitute":
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
+			return p.errf(v, "substitute must be true or false")
+		}
+		s.NoSubstitute = v.Value == "false"
 		return nil
 	case "image_budget":
 		var size string
@@ -568,7 +593,7 @@ func (s *Suite) ChooseVariants(names []string) ([]Variant, error) {
 			continue
 		}
 		if builtinAgent(n) {
-			out = append(out, Variant{Name: n, Agent: n})
+			out = append(out, BuiltinVariant(n))
 			continue
 		}
 		return nil, UsageErrorf("--variant %s: the suite has no such variant (it has %s) and it is not a built-in agent (oracle, nop)",

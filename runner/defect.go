@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/sandbox"
+)
+
+// taskError is a trial's failure that is the task's own defect, whoever the
+// agent: its image does not build from its Dockerfile, a base image it names
+// cannot be had, its configuration cannot run. The trial's outcome is
+// task_error; it is not retried, since it would fail the same way again.
+type taskError struct{ err error }
+
+func (e *taskError) Error() string { return e.err.Error() }
+func (e *taskError) Unwrap() error { return e.err }
+
+// asTaskError marks err as the task's defect; nil stays nil.
+func asTaskError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &taskError{err: err}
+}
+
+// isTaskDefect reports whether a trial's error is the task's own: marked
+// so, a Dockerfile step that failed, or a Dockerfile flightdeck cannot
+// build as written. A build that timed out, and anything of the engine's,
+// stays an infrastructure error.
+func isTaskDefect(err error) bool {
+	var te *taskError
+	if errors.As(err, &te) {
+		return true
+	}
+	if sandbox.IsEngineError(err) || errors.Is(err, errNoStandIn) {
+		return false
+	}
+	return errors.Is(err, sandbox.ErrBuildFailed) || errors.Is(err, sandbox.ErrDockerfile)
+}
+
+// noAgentWork reports whether the trial's agent is one whose work cannot
+// explain a verifier's failure: the task's own oracle, or nop.
+func noAgentWork(v suite.Variant) bool {
+	return v.Agent == suite.AgentOracle || v.Agent == suite.AgentNop
+}
+
+// noRewardText says in one line why a grade has no reward: the verifier's
+// exit code and its output's last lines when it wrote none, the file and
+// the parse error when what it wrote does not parse.
+func noRewardText(native bool, command string, g grader.Grade) string {
+	who := "tests/test.sh"
+	if native {
+		who = "the grader (" + command + ")"
+	}
+	var re *grader.RewardError
+	if !errors.As(g.RewardErr, &re) {
+		return text.OneLine(g.RewardErr.Error(), 300)
+	}
+	var s string
+	switch re.Kind {
+	case grader.RewardMissing:
+		s = fmt.Sprintf("%s exited %d without writing reward.json or reward.txt", who, g.ExitCode)
+		if g.OOMKilled {
+			s += " (killed for its memory)"
+		}
+		if tail := logTail(g.LogPath, 2); tail != "" {
+			s += ": " + tail
+		}
+	case grader.RewardEmpty, grader.RewardMalformed, grader.RewardNonNumeric, grader.RewardNotFinite,
+		grader.RewardOversized, grader.RewardNotRegular:
+		name := "the reward file"
+		if re.File != "" {
+			name = filepath.Base(re.File)
+		}
+		s = fmt.Sprintf("%s wrote %s, which does not parse: %s", who, name, re.Detail)
+	default:
+		s = re.Detail
+	}
+	return text.OneLine(s, 400)
+}
+
+// logTail is the last n non-empty lines of a log, joined by " | ", read
+// from at most the file's last 8 KiB.
+func logTail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const window = 8 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > window {
+		f.Seek(fi.Size()-window, io.SeekStart)
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, window))
+	var lines []string
+	for _, l := range strings.Split(text.StripANSI(string(data)), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
