@@ -58,7 +58,7 @@ func (t *lineTail) write(s string) {
 	t.partial = parts[len(parts)-1]
 	for _, l := range parts[:len(parts)-1] {
 		l = strings.TrimRight(l, "\r")
-		if strings.TrimSpace(l) == "" {
+		if strings.TrimSpace(l) == "" || builderNoise(l) {
 			continue
 		}
 		t.lines = append(t.lines, l)
@@ -66,6 +66,14 @@ func (t *lineTail) write(s string) {
 			t.lines = t.lines[len(t.lines)-tailLines:]
 		}
 	}
+}
+
+// builderNoise reports whether a line is the classic builder's own
+// bookkeeping, not a step's output: quoting it would push the step's last
+// words out of the tail.
+func builderNoise(l string) bool {
+	l = strings.TrimSpace(l)
+	return strings.HasPrefix(l, "Removing intermediate container ") || strings.HasPrefix(l, "---> ")
 }
 
 func (t *lineTail) last() []string {

@@ -405,24 +405,18 @@ const (
 )
 
 // checkPlaceholders warns of each of the template's placeholders left in a
-// task whose author has replaced others: an instruction still the
-// template's beside real tests, say. A task just made by `task new` holds
-// all of them and is not warned of (it passes task check at once; its
-// placeholder hidden test fails `task verify`).
+// task: what is still to write. A task just made by `task new` holds all of
+// them; warnings do not fail task check, so it passes at once with its
+// to-do list (its placeholder hidden test fails `task verify`).
 func checkPlaceholders(dir string) []Finding {
 	type left struct {
 		file, field, advice, marker string
 		line                        int
 	}
 	var lefts []left
-	replaced := false
 	for _, p := range templatePlaceholders {
-		state, marker, line := p.state(dir)
-		switch state {
-		case placeholderLeft:
+		if state, marker, line := p.state(dir); state == placeholderLeft {
 			lefts = append(lefts, left{file: p.file, advice: p.advice, marker: marker, line: line})
-		case placeholderReplaced:
-			replaced = true
 		}
 	}
 	if src, err := readRegular(filepath.Join(dir, TaskFile)); err == nil {
@@ -434,17 +428,12 @@ func checkPlaceholders(dir string) []Finding {
 			case templateDescription:
 				lefts = append(lefts, left{file: TaskFile, field: "[task].description", marker: templateDescription,
 					advice: "give the task its one-line title", line: statementLine(src, []string{"task", "description"})})
-			default:
-				replaced = true
 			}
 		}
 	}
-	if !replaced {
-		return nil
-	}
 	var out []Finding
 	for _, l := range lefts {
-		msg := fmt.Sprintf("still the template's placeholder `%s`, though others of the template's are replaced: %s", l.marker, l.advice)
+		msg := fmt.Sprintf("still the template's placeholder `%s`: %s", l.marker, l.advice)
 		if l.field != "" {
 			msg = l.field + ": " + msg
 		}

@@ -407,9 +407,11 @@ func TestCheckTemplatePlaceholders(t *testing.T) {
 		toml  func(string) string
 		want  []string // "line path" of each warning, sorted
 	}{
-		{name: "untouched"},
+		{name: "untouched: the to-do list",
+			want: []string{"1 instruction.md", "18 tests/test_hidden.py", "6 task.toml", "8 solution/solve.sh"}},
 		{name: "only the hidden tests changed, still the placeholder",
-			files: map[string]string{"tests/test_hidden.py": "# more\n" + mustTemplate(t, "tests/test_hidden.py")}},
+			files: map[string]string{"tests/test_hidden.py": "# more\n" + mustTemplate(t, "tests/test_hidden.py")},
+			want:  []string{"1 instruction.md", "19 tests/test_hidden.py", "6 task.toml", "8 solution/solve.sh"}},
 		{name: "the hidden tests written",
 			files: map[string]string{"tests/test_hidden.py": "import app\n"},
 			want:  []string{"1 instruction.md", "6 task.toml", "8 solution/solve.sh"}},
@@ -426,8 +428,9 @@ func TestCheckTemplatePlaceholders(t *testing.T) {
 		{name: "everything written",
 			files: map[string]string{"instruction.md": "Fix it.\n", "solution/solve.sh": "echo\n", "tests/test_hidden.py": "import app\n"},
 			toml:  func(s string) string { return strings.Replace(s, templateDescription, "Fix it", 1) }},
-		{name: "a missing instruction replaces nothing",
-			files: map[string]string{"instruction.md": ""}},
+		{name: "a missing instruction is no placeholder",
+			files: map[string]string{"instruction.md": ""},
+			want:  []string{"18 tests/test_hidden.py", "6 task.toml", "8 solution/solve.sh"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "x")

@@ -63,7 +63,10 @@ func FuzzLoad(f *testing.F) {
 		if err == nil {
 			for _, fd := range findings {
 				if fd.Severity == SeverityError && fd.Rule != "hangar.id" && fd.Rule != "verifier.timeout" &&
-					fd.Rule != "source.base-sha" && fd.Rule != "layout.environment" && fd.Rule != "cpus" {
+					fd.Rule != "source.base-sha" && fd.Rule != "layout.environment" && fd.Rule != "cpus" &&
+					// Found by task check before anything runs; loading does not
+					// read scripts, and unknown keys are ignored as Harbor ignores them.
+					fd.Rule != "toml.unknown-key" && fd.Rule != "script.syntax" && fd.Rule != "instruction.empty" {
 					t.Fatalf("Load accepted what Check calls an error: %+v", fd)
 				}
 			}

@@ -35,8 +35,8 @@ func TestTaskNewCheckDigestFlow(t *testing.T) {
 
 	code, out, _ = runTaskCLI(t, cwd, "task", "check", "x")
 	assert.Equal(t, exitOK, code, out)
-	assert.Contains(t, out, "x: ok")
-	assert.Contains(t, out, "1 task checked: 0 errors, 0 warnings")
+	assert.Contains(t, out, "warning [template.placeholder]", "what is left to write")
+	assert.Contains(t, out, "1 task checked: 0 errors, 4 warnings")
 
 	dir := filepath.Join(cwd, "x")
 	recorded, err := tasks.RecordedFilesDigest(dir)
@@ -103,9 +103,14 @@ func TestTaskCheckJSON(t *testing.T) {
 	require.Len(t, res.Tasks, 2)
 	assert.Equal(t, "good", res.Tasks[0].Dir)
 	assert.NotNil(t, res.Tasks[0].Findings)
-	assert.Empty(t, res.Tasks[0].Findings)
+	for _, f := range res.Tasks[0].Findings {
+		assert.Equal(t, "template.placeholder", f.Rule, "a new task has only its to-do list")
+	}
 	var rules []string
 	for _, f := range res.Tasks[1].Findings {
+		if f.Rule == "template.placeholder" {
+			continue
+		}
 		rules = append(rules, f.Rule)
 		assert.Equal(t, tasks.SeverityError, f.Severity)
 		assert.True(t, strings.HasPrefix(f.Path, "bad"), f.Path)
@@ -126,7 +131,7 @@ func TestTaskCheckWarningsExitZero(t *testing.T) {
 	code, out, _ := runTaskCLI(t, cwd, "task", "check", "sealed")
 	assert.Equal(t, exitOK, code, out)
 	assert.Contains(t, out, "warning [sealed]")
-	assert.Contains(t, out, "0 errors, 1 warning")
+	assert.Contains(t, out, "0 errors, 5 warnings")
 }
 
 func TestTaskDigestJSON(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
@@ -50,6 +51,7 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	tw.Flush()
 	writeKeyMeans(w, rec.Variants)
 	writeRefused(w, rec.Refused)
+	writeTaskErrors(w, rec.Trials)
 	if len(rec.Substituted) > 0 {
 		fmt.Fprintf(w, "\nsubstitute base images (verdicts hold for the image after =, not the one the task names; --no-substitute forbids): %s\n",
 			strings.Join(rec.Substituted, ", "))
@@ -131,6 +133,23 @@ func cellText(ts []TrialSummary) string {
 		s += " (cached)"
 	}
 	return s
+}
+
+// writeTaskErrors lists the tasks whose trials showed the task's own
+// defect, once each, with the first trial's reason.
+func writeTaskErrors(w io.Writer, trials []TrialSummary) {
+	var lines []string
+	seen := map[string]bool{}
+	for _, t := range trials {
+		if t.Outcome != grader.OutcomeTaskError || seen[t.TaskID] {
+			continue
+		}
+		seen[t.TaskID] = true
+		lines = append(lines, fmt.Sprintf("  %s: %s", t.TaskID, text.OneLine(t.Error, 300)))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\ntask errors (the task's own defect, not the agent's: fix the task; left out of every rate):\n%s\n", strings.Join(lines, "\n"))
+	}
 }
 
 // writeKeyMeans prints each variant's mean per reward key, when some
