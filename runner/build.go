@@ -51,11 +51,11 @@ func (l BuildLine) String() string {
 // go to the results dir's builds/. The lines are in task order.
 func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(BuildLine)) ([]BuildLine, error) {
 	if err := hostgit.Available(); err != nil {
-		return nil, &suite.UsageError{Err: err}
+		return nil, err
 	}
 	eng, err := r.Open(ctx)
 	if err != nil {
-		return nil, &suite.UsageError{Err: err}
+		return nil, err
 	}
 	if jobs < 1 {
 		jobs = max(1, req.Config.Concurrency)

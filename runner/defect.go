@@ -46,6 +46,10 @@ func isTaskDefect(err error) bool {
 	return errors.Is(err, sandbox.ErrBuildFailed) || errors.Is(err, sandbox.ErrDockerfile)
 }
 
+// IsTaskDefect reports whether err, a build's or a trial's, is the task's
+// own defect rather than the machine's (see taskError).
+func IsTaskDefect(err error) bool { return isTaskDefect(err) }
+
 // noAgentWork reports whether the trial's agent is one whose work cannot
 // explain a verifier's failure: the task's own oracle, or nop.
 func noAgentWork(v suite.Variant) bool {

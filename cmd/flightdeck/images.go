@@ -290,21 +290,27 @@ func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 
 // buildAll builds every task image of req, printing a line per task to
 // out; ok is false when one failed or was refused.
-func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Request, jobs int) ([]runner.BuildLine, bool) {
+// buildAll builds every task image of req and prints a line for each; code
+// is the exit code: 0 when all were built or found, 4 when a task was
+// refused or its image did not build (the task's own defect), 3 when the
+// engine failed, 2 on usage.
+func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Request, jobs int) ([]runner.BuildLine, int) {
 	r, closeAll := newRunner(env, req.Config.Results)
 	defer closeAll()
-	ok := true
+	code := exitOK
 	for _, rt := range req.Refused {
 		fmt.Fprintf(out, "refused %s  %s\n", rt.ID, rt.Refusal)
-		ok = false
+		code = exitTask
 	}
 	start := time.Now()
 	lines, err := r.Build(ctx, req, jobs, func(l runner.BuildLine) { fmt.Fprintln(out, l.String()) })
 	var built, cached, failed int
+	infra := false
 	for _, l := range lines {
 		switch {
 		case l.Err != nil:
 			failed++
+			infra = infra || !runner.IsTaskDefect(l.Err)
 		case l.Cached:
 			cached++
 		case l.Ref != "":
@@ -312,11 +318,20 @@ func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Reques
 		}
 	}
 	fmt.Fprintf(out, "build: %d built, %d cached, %d failed in %.1fs\n", built, cached, failed, time.Since(start).Seconds())
-	if err != nil {
+	switch {
+	case err != nil:
 		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
-		return lines, false
+		if _, usage := errors.AsType[*suite.UsageError](err); usage {
+			return lines, exitUsage
+		}
+		return lines, exitInfra
+	case failed > 0 && code == exitOK:
+		code = exitTask
+		if infra {
+			code = exitInfra
+		}
 	}
-	return lines, ok && failed == 0
+	return lines, code
 }
 
 func runBuild(ctx context.Context, env *cliEnv, args []string) int {
@@ -336,10 +351,8 @@ func runBuild(ctx context.Context, env *cliEnv, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	if _, ok := buildAll(ctx, env, env.stdout, req, f.jobs); !ok {
-		return exitFindings
-	}
-	return exitOK
+	_, code := buildAll(ctx, env, env.stdout, req, f.jobs)
+	return code
 }
 
 func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
@@ -360,10 +373,10 @@ func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
 	if !ok {
 		return exitUsage
 	}
-	lines, ok := buildAll(ctx, env, env.stderr, req, f.jobs)
-	if !ok {
+	lines, code := buildAll(ctx, env, env.stderr, req, f.jobs)
+	if code != exitOK {
 		fmt.Fprintln(env.stderr, "flightdeck images save: not every task image could be built; no bundle written")
-		return exitFindings
+		return code
 	}
 	d, ok := openImageStore(ctx, env, "images save")
 	if !ok {

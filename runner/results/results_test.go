@@ -382,6 +382,13 @@ func TestRewardText(t *testing.T) {
 			"reward 0.5 [a=0.5 b=1] (1/2)"},
 		{"the reward key alone is the reward", Result{Outcome: "passed", Reward: &one, Rewards: map[string]float64{"reward": 1}}, "reward 1"},
 		{"the reward key among others", Result{Outcome: "passed", Reward: &one, Rewards: map[string]float64{"reward": 1, "tests": 12}}, "reward 1 [reward=1 tests=12]"},
+		{"keys that restate the count are left out", Result{Outcome: "passed", Reward: &one,
+			Rewards: map[string]float64{"reward": 1, "passed": 116, "total": 116}, Summary: &grader.Summary{Passed: 116, Total: 116}}, "reward 1 (116/116)"},
+		{"why there is no reward", Result{Outcome: "failed", Error: "no reward: tests/test.sh exited 2 without writing reward.json or reward.txt: line 3: syntax error"},
+			"no reward: tests/test.sh exited 2 without writing reward.json or reward.txt: line 3: syntax error"},
+		{"a task error", Result{Outcome: "task_error", Error: "task error: tests/test.sh wrote reward.txt, which does not parse"},
+			"task error: tests/test.sh wrote reward.txt, which does not parse"},
+		{"why a graded trial failed", Result{Outcome: "agent_timeout", Reward: &half, Error: "the agent timed out"}, "reward 0.5; the agent timed out"},
 		{"refused", Result{Outcome: "refused", Error: "refused: t/task.toml: [[steps]]: multi-step",
 			Refusal: &suite.Refusal{File: "t/task.toml", Field: "[[steps]]", Rule: "multi-step\ntasks"}}, "reason: t/task.toml: [[steps]]: multi-step tasks"},
 	}

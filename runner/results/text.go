@@ -33,7 +33,7 @@ func RewardText(r *Result) string {
 		return "reward -"
 	}
 	s := fmt.Sprintf("reward %.3g", *r.Reward)
-	if keys := rewardsText(r.Rewards); keys != "" {
+	if keys := rewardsText(r.Rewards); keys != "" && !restatesSummary(r) {
 		s += " " + keys
 	}
 	if r.Summary != nil && r.Summary.Total > 0 {
@@ -44,6 +44,25 @@ func RewardText(r *Result) string {
 		s += "; " + text.OneLine(r.Error, 200)
 	}
 	return s
+}
+
+// restatesSummary reports whether the reward file's keys say no more than
+// the reward and the grader's RESULT count (the template's reward.json:
+// reward, passed, total), which the line shows already.
+func restatesSummary(r *Result) bool {
+	if r.Summary == nil || r.Summary.Total == 0 {
+		return false
+	}
+	for k, v := range r.Rewards {
+		switch {
+		case k == "reward":
+		case k == "passed" && v == float64(r.Summary.Passed):
+		case k == "total" && v == float64(r.Summary.Total):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // SubstituteText notes the images that stood in for those the task names,
