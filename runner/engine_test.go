@@ -221,7 +221,7 @@ results: RESULTS
 	t.Run("malformed reward", func(t *testing.T) { outcomeMalformedReward(t, o) })
 	t.Run("failing build", func(t *testing.T) { outcomeFailingBuild(t, o) })
 	t.Run("harbor task graded in its own container", func(t *testing.T) { outcomeHarbor(t, o) })
-	assert.Equal(t, 1, rec.ExitCode, "an infra_error fails the run")
+	assert.Equal(t, results.ExitTask, rec.ExitCode, "a task's own defect fails the run")
 	assert.Equal(t, results.StatusFinished, rec.Status)
 	assert.Contains(t, readFile(t, filepath.Join(rec.Dir, results.JUnitFile)), `tests="8"`)
 	assert.NoDirExists(t, filepath.Join(rec.Dir, workDirName))
@@ -298,24 +298,28 @@ func outcomeVerifierTimeout(t *testing.T, o *engineOutcomes) {
 }
 
 func outcomeMissingReward(t *testing.T, o *engineOutcomes) {
+	// The task's own oracle gets no reward: no agent's work explains it.
 	r := o.trial(t, "missing-reward")
-	assert.Equal(t, grader.OutcomeFailed, r.Outcome)
-	assert.Equal(t, grader.SpecUnavailable, r.OutcomeClass)
+	assert.Equal(t, grader.OutcomeTaskError, r.Outcome)
+	assert.Equal(t, grader.SpecTaskError, r.OutcomeClass)
 	require.NotNil(t, r.RewardError)
 	assert.Equal(t, grader.RewardMissing, r.RewardError.Kind)
+	assert.Contains(t, r.Error, "without writing reward.json or reward.txt")
+	assert.Equal(t, 1, r.Tries, "a task's defect is not retried")
 }
 
 func outcomeMalformedReward(t *testing.T, o *engineOutcomes) {
 	r := o.trial(t, "malformed-reward")
-	assert.Equal(t, grader.OutcomeFailed, r.Outcome)
+	assert.Equal(t, grader.OutcomeTaskError, r.Outcome)
 	require.NotNil(t, r.RewardError)
 	assert.Equal(t, grader.RewardMalformed, r.RewardError.Kind)
+	assert.Contains(t, r.Error, "which does not parse")
 }
 
 func outcomeFailingBuild(t *testing.T, o *engineOutcomes) {
 	r := o.trial(t, "broken-build")
-	assert.Equal(t, grader.OutcomeInfraError, r.Outcome)
-	assert.Equal(t, 2, r.Tries, "an infra_error is retried")
+	assert.Equal(t, grader.OutcomeTaskError, r.Outcome)
+	assert.Equal(t, 1, r.Tries, "a failing Dockerfile step is the task's: not retried")
 	assert.Contains(t, r.Error, "exit 3")
 	assert.Contains(t, readFile(t, filepath.Join(o.dir("broken-build"), results.BuildLog)), "this build fails on purpose")
 }
@@ -330,7 +334,9 @@ func outcomeHarbor(t *testing.T, o *engineOutcomes) {
 
 // The nop, command and reward-planting agents (the command agent checks
 // that neither the hidden tests nor the solution are in its container, and
-// that its instruction is there, read-only);
+// that its instruction is there, read-only; one planter leaves a loop
+// rewriting the reward, the other a process that writes reward.json once,
+// as soon as /logs/verifier and /tests are made anew for the verifier);
 // then a rerun is all cached and starts no container; --no-cache runs again.
 func TestEngineAgentsAndCache(t *testing.T) {
 	t.Parallel()
@@ -361,13 +367,21 @@ variants:
         mkdir -p "$d"; echo '{"reward": 1}' > "$d/reward.json"; echo 1 > "$d/reward.txt"; done;
       (while sleep 0.2; do echo 1 > /logs/verifier/reward.txt; done) &
       exit 0
+  plant-once:
+    agent: command
+    expect: failed
+    command: >-
+      echo 41 > answer.txt; first=$(stat -c %i /logs/verifier 2>/dev/null);
+      (until [ "$(stat -c %i /logs/verifier 2>/dev/null)" != "$first" ] && [ -e /tests/test.sh ]; do sleep 0.01; done;
+      echo '{"reward": 1}' > /logs/verifier/reward.json) >/dev/null 2>&1 &
+      exit 0
 retries: 0
 concurrency: 2
 results: RESULTS
 `)
 	counting := &countingEngine{Engine: eng}
 	rec, res := runSuite(t, counting, suiteFile, suite.Options{})
-	require.Len(t, res, 6)
+	require.Len(t, res, 8)
 	assert.Equal(t, 0, rec.ExitCode, "every expectation holds")
 	for _, task := range []string{"answer", "harbor"} {
 		assertAgentsTask(t, rec, res, task)
@@ -394,46 +408,54 @@ results: RESULTS
 	assertNoLeftovers(t, eng, rec3.RunID)
 }
 
-// assertAgentsTask checks the nop, cmd and plant trials of task in the
+// assertAgentsTask checks the nop, cmd and planting trials of task in the
 // first run of TestEngineAgentsAndCache.
 func assertAgentsTask(t *testing.T, rec *results.RunRecord, res map[string]*results.Result, task string) {
 	t.Helper()
-	nop, cmd, plant := res[task+"__nop__1"], res[task+"__cmd__1"], res[task+"__plant__1"]
+	nop, cmd := res[task+"__nop__1"], res[task+"__cmd__1"]
 	assert.Equal(t, grader.OutcomeFailed, nop.Outcome, task)
 	assert.Equal(t, grader.OutcomePassed, cmd.Outcome, "%s: %s", task, cmd.Error)
-	assert.Equal(t, grader.OutcomeFailed, plant.Outcome, task)
 	events := readFile(t, filepath.Join(rec.Dir, task+"__cmd__1", results.EventsFile))
 	if task == "answer" {
 		// The native model: a fresh grading container, where nothing of
 		// the agent's runs; the planted reward is simply not there.
-		require.NotNil(t, plant.Reward, task)
-		assert.Equal(t, 0.0, *plant.Reward, "%s: a planted reward never counts", task)
+		for _, v := range []string{"plant", "plant-once"} {
+			plant := res[task+"__"+v+"__1"]
+			assert.Equal(t, grader.OutcomeFailed, plant.Outcome, "%s: %s", plant.Trial, plant.Error)
+			if assert.NotNil(t, plant.Reward, plant.Trial) {
+				assert.Equal(t, 0.0, *plant.Reward, "%s: a planted reward never counts", plant.Trial)
+			}
+		}
 		assert.Equal(t, `{"seq":1,"kind":"edit","path":"answer.txt"}
 {"seq":2,"kind":"git.commit","message":"Answer"}
 `, events, task)
 		return
 	}
-	// Harbor's model: the verifier runs beside the loop the agent left,
-	// which writes a reward after the verifier's; the watch catches it
-	// and no reward is read. Seldom (2 runs in about 15 here, cause not yet
-	// found) the loop writes nothing while the reward dir is watched: the
-	// verifier's reward stands, and it is the 0 the agent earned. Either
-	// way the planted reward never counts. The work dir has no .git of
-	// flightdeck's.
-	assert.NotEmpty(t, plant.GradePhase.AgentProcesses, task)
-	// Whatever the watch saw, the tamper inspector flags the rewards
-	// planted in /logs/verifier before the verifier ran.
+	// Harbor's model: the verifier runs live beside the processes the agent
+	// left, which only ever run while the verifier's are stopped. Whatever
+	// they write into /logs/verifier then voids the grade (tampered); if
+	// the verifier was done before their turn came, the reward is the 0 it
+	// wrote. Either way the planted reward never counts, whatever the
+	// timing. The work dir has no .git of flightdeck's.
+	for _, v := range []string{"plant", "plant-once"} {
+		plant := res[task+"__"+v+"__1"]
+		assert.Equal(t, grader.OutcomeFailed, plant.Outcome, "%s: %s", plant.Trial, plant.Error)
+		assert.NotEmpty(t, plant.GradePhase.AgentProcesses, plant.Trial)
+		if plant.Reward != nil {
+			assert.Equal(t, 0.0, *plant.Reward, "%s: a planted reward never counts", plant.Trial)
+			t.Logf("%s: the verifier was done before the agent's processes ran again", plant.Trial)
+		} else if assert.NotNil(t, plant.RewardError, plant.Trial) {
+			assert.Equal(t, grader.RewardTampered, plant.RewardError.Kind, "%s: %s", plant.Trial, plant.RewardError.Detail)
+			assert.True(t, slices.ContainsFunc(plant.Tamper, func(f tamper.Finding) bool { return f.Kind == tamper.KindRewardWriter }),
+				"%s: %+v", plant.Trial, plant.Tamper)
+		}
+	}
+	// The tamper inspector flags the rewards planted in /logs/verifier
+	// before the verifier ran.
+	plant := res[task+"__plant__1"]
 	assert.True(t, slices.ContainsFunc(plant.Tamper, func(f tamper.Finding) bool {
 		return f.Kind == tamper.KindVerifierFiles && f.Path == "/logs/verifier/reward.txt"
 	}), "%s: %+v", task, plant.Tamper)
-	if plant.Reward != nil {
-		assert.Equal(t, 0.0, *plant.Reward, "%s: a planted reward never counts", task)
-		t.Logf("%s: the loop the agent left wrote nothing while the reward dir was watched", task)
-	} else {
-		require.NotNil(t, plant.RewardError, task)
-		assert.Equal(t, grader.RewardTampered, plant.RewardError.Kind, task)
-		assert.FileExists(t, filepath.Join(rec.Dir, task+"__plant__1", grader.PlantedDir, "reward.txt"))
-	}
 	assert.Equal(t, `{"seq":1,"kind":"edit","path":"answer.txt"}
 `, events, task)
 }
