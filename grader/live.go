@@ -36,6 +36,31 @@ chmod 0755 -- "$1" "$2"`
 //
 // Errors are as for Run: infrastructure only.
 func RunLive(ctx context.Context, eng sandbox.Engine, containerID string, req Request) (Grade, error) {
+	return RunLiveGuarded(ctx, eng, containerID, req, nil)
+}
+
+// LiveGuard keeps the processes an agent left running in a live grade's
+// container from writing the verifier's verdict: Hold stops them before
+// /tests and /logs/verifier are made anew, Arm lets them run again, in
+// turns with the verifier's processes, once both exist anew, and Release,
+// once the reward has been copied out, ends the turns, resumes every
+// process and says what of the agent's changed /tests or /logs/verifier
+// ("" for nothing). Release is called whenever Hold was, whatever failed
+// in between.
+type LiveGuard interface {
+	Hold(ctx context.Context) error
+	Arm(ctx context.Context) error
+	Release(ctx context.Context) (tampered string, err error)
+}
+
+// releaseTimeout bounds a guard's Release, which runs even when the grade's
+// context is done (it resumes the container's processes).
+const releaseTimeout = 2 * time.Minute
+
+// RunLiveGuarded is RunLive with guard (nil: none) around the verifier: a
+// grade whose guard saw the agent's processes change /tests or
+// /logs/verifier has no reward (RewardTampered).
+func RunLiveGuarded(ctx context.Context, eng sandbox.Engine, containerID string, req Request, guard LiveGuard) (Grade, error) {
 	start := time.Now()
 	req.Harbor = true
 	p, err := newPlan(req)
@@ -49,9 +74,32 @@ func RunLive(ctx context.Context, eng sandbox.Engine, containerID string, req Re
 	if err := freshDir(p.rewardDir); err != nil {
 		return g, err
 	}
-	err = p.setUpLive(ctx, eng, containerID)
+	if guard != nil {
+		if err = guard.Hold(ctx); err != nil {
+			err = fmt.Errorf("stop the processes the agent left in %s: %w", p.what, err)
+		}
+	}
+	if err == nil {
+		err = p.setUpLive(ctx, eng, containerID)
+	}
+	if err == nil && guard != nil {
+		if err = guard.Arm(ctx); err != nil {
+			err = fmt.Errorf("watch the processes the agent left in %s: %w", p.what, err)
+		}
+	}
 	if err == nil {
 		err = p.grade(ctx, eng, containerID, start, &g)
+	}
+	if guard != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		tampered, rerr := guard.Release(rctx)
+		cancel()
+		if err == nil && rerr != nil {
+			err = fmt.Errorf("judge the processes the agent left in %s: %w", p.what, rerr)
+		}
+		if tampered != "" && g.Tampered == "" {
+			g.Tampered = fmt.Sprintf("a process the agent left changed what the verifier reads or writes while the verifier's processes were stopped (%s); the reward is not the verifier's alone", tampered)
+		}
 	}
 	return p.finish(&g, start, err)
 }

@@ -173,6 +173,7 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 		return nil, nil, err
 	}
 	changes := parseChanges(out)
+	procs := parseProcesses(out)
 	if h.stoppedChanges != nil {
 		changes = slices.DeleteFunc(changes, func(c tamper.Change) bool { return !h.stoppedChanges[c.Path] })
 	}
@@ -200,6 +201,7 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	if after, err := s.eng.State(ctx, h.container); err != nil || !after.Running || after.Pid != target.Pid {
 		return nil, nil, errors.New("the task's container stopped while it was read")
 	}
+	h.leftovers = procs.leftovers(target.Pid, h.before, h.ownCutoff())
 	if len(changes) >= inspectListMax {
 		findings = append(findings, tamper.Finding{Path: "/", Kind: "incomplete",
 			Evidence: fmt.Sprintf("more than %d paths changed outside the work dir: only the first were judged", inspectListMax)})
@@ -286,12 +288,75 @@ func (h *harborTrial) runInspector(ctx context.Context, id string, args ...strin
 func parseChanges(out []byte) []tamper.Change {
 	var changes []tamper.Change
 	for _, e := range bytes.Split(out, []byte{0}) {
-		if len(e) < 3 || e[1] != ' ' {
-			continue
+		if len(e) < 3 || e[1] != ' ' || e[0] == 'P' || e[0] == 'K' {
+			continue // not find's: the process listing
 		}
 		changes = append(changes, tamper.Change{Type: e[0], Path: string(e[2:])})
 	}
 	return changes
+}
+
+// containerProcesses is inspect.sh list's listing of the container's
+// processes.
+type containerProcesses struct {
+	listed bool
+	procs  []listedProcess
+	ticks  float64   // clock ticks a second
+	boot   time.Time // the engine host's boot, by its clock
+}
+
+// listedProcess is one process of the container: its PID in the engine
+// host's namespace and its start, in clock ticks since boot.
+type listedProcess struct {
+	pid   int
+	start int64
+}
+
+// parseProcesses reads inspect.sh list's "P PID START\0" entries and its
+// "K TICKS UPTIME NOW\0" entry, which ends the listing.
+func parseProcesses(out []byte) containerProcesses {
+	var c containerProcesses
+	for _, e := range bytes.Split(out, []byte{0}) {
+		f := strings.Fields(string(e))
+		switch {
+		case len(f) == 3 && f[0] == "P":
+			pid, err1 := strconv.Atoi(f[1])
+			start, err2 := strconv.ParseInt(f[2], 10, 64)
+			if err1 == nil && err2 == nil {
+				c.procs = append(c.procs, listedProcess{pid, start})
+			}
+		case len(f) == 4 && f[0] == "K":
+			ticks, err1 := strconv.ParseFloat(f[1], 64)
+			up, err2 := strconv.ParseFloat(f[2], 64)
+			now, err3 := strconv.ParseFloat(f[3], 64)
+			if err1 == nil && err2 == nil && err3 == nil && ticks > 0 {
+				c.ticks = ticks
+				c.boot = time.Unix(0, int64((now-up)*1e9))
+				c.listed = true
+			}
+		}
+	}
+	return c
+}
+
+// leftovers says whether any listed process is not the container's own:
+// its main process (init), or one listed in before and started by cutoff
+// (the engine's clock).
+func (c containerProcesses) leftovers(init int, before []sandbox.Process, cutoff time.Time) leftoverState {
+	if !c.listed {
+		return leftoversUnknown
+	}
+	own := map[int]bool{}
+	for _, p := range before {
+		own[p.PID] = true
+	}
+	for _, p := range c.procs {
+		started := c.boot.Add(time.Duration(float64(p.start) / c.ticks * float64(time.Second)))
+		if p.pid != init && (!own[p.pid] || started.After(cutoff)) {
+			return leftoversSome
+		}
+	}
+	return leftoversNone
 }
 
 // parseRecords reads inspect.sh dpkg's "PATH\tPACKAGE\tRECORD\tCONTENT" lines.

@@ -12,12 +12,17 @@
 #                                    (seconds since the epoch), outside
 #                                    WORKDIR, the UNWALKED trees (find -path
 #                                    patterns), /proc, /sys, /dev and other
-#                                    mounts: "TYPE PATH\0"
+#                                    mounts: "TYPE PATH\0"; then the
+#                                    container's processes, "P PID START\0"
+#                                    (START: clock ticks since boot), and
+#                                    "K TICKS UPTIME NOW\0" (ticks a second,
+#                                    seconds since boot, since the epoch)
 #   inspect.sh PID dpkg PATH...          each path's owning package by dpkg's
 #                                    records and MD5s (the record's, the
 #                                    content's, symlinks followed):
 #                                    "PATH\tPACKAGE\tRECORD\tCONTENT\n"
 set -u
+pid="$1"
 root="/proc/$1/root"
 shift
 cd "$root" || { echo "inspect.sh: cannot read the container's filesystem" >&2; exit 3; }
@@ -31,6 +36,13 @@ list)
 	shift 3 2>/dev/null || shift $#
 	for u in "$@"; do prune+=(-o -path "./${u#/}"); done
 	find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0' | head -z -n 100000
+	ns="$(stat -L -c %i "/proc/$pid/ns/pid")"
+	stat -L -c '%i %n' /proc/[0-9]*/ns/pid 2>/dev/null | awk -v ns="$ns" '$1 == ns {
+		split($2, a, "/"); f = "/proc/" a[3] "/stat"
+		if ((getline s < f) > 0) { sub(/^.*\) /, "", s); split(s, x, " "); printf "P %s %s\n", a[3], x[20] }
+		close(f)
+	}' | tr '\n' '\0'
+	printf 'K %s %s %s\0' "$(getconf CLK_TCK)" "$(cut -d' ' -f1 /proc/uptime)" "$(date +%s.%N)"
 	;;
 dpkg)
 	shift

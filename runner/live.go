@@ -43,8 +43,14 @@ type harborTrial struct {
 	started   time.Time
 	online    bool // the container is on the network now
 	// before are the container's processes when the first agent phase
-	// began (or when it was started again): the image's entrypoint's.
-	before []sandbox.Process
+	// began (or when it was started again): the image's entrypoint's,
+	// listed by beforeAt.
+	before   []sandbox.Process
+	beforeAt time.Time
+	// leftovers is what the last inspection saw of the agent's processes
+	// (in the inspector's listing, those not in before): whether the
+	// grade needs them kept apart from the verifier's.
+	leftovers leftoverState
 	// firstStep is a multi-step task's first step, which starts the
 	// container.
 	firstStep *stepRun
@@ -194,6 +200,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	if err != nil {
 		return fmt.Errorf("list the processes of the task's container: %w", err)
 	}
+	h.beforeAt = time.Now()
 	return nil
 }
 
@@ -289,6 +296,7 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 			}
 		}
 		h.agentStart = time.Now()
+		h.leftovers = leftoversUnknown
 		if h.agentSince.IsZero() {
 			h.agentSince = h.agentStart
 		}
@@ -424,24 +432,25 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	if err := h.ready(ctx, false); err != nil {
 		return grader.Grade{}, err
 	}
-	if procs, err := s.eng.Processes(ctx, h.container); err == nil {
-		if left := leftRunning(h.before, procs); len(left) > 0 {
-			h.res.GradePhase.AgentProcesses = left
-			s.progress.note(t, fmt.Sprintf("%d process(es) the agent left ran while the verifier did (grade_phase.agent_processes; grading: snapshot runs none)", len(left)))
-			// One of them could write a reward as well as the verifier:
-			// the reward dir is watched once the verifier is done.
-			req.Watch = rewardWatch
-		}
+	guard := h.leftoverGuard(req.Timeout)
+	var g grader.Grade
+	if guard != nil {
+		g, err = grader.RunLiveGuarded(ctx, s.eng, h.container, req, guard)
+		h.res.GradePhase.AgentProcesses = guard.held
+	} else {
+		g, err = grader.RunLive(ctx, s.eng, h.container, req)
 	}
-	g, err := grader.RunLive(ctx, s.eng, h.container, req)
-	if left := h.res.GradePhase.AgentProcesses; err != nil && len(left) > 0 && ctx.Err() == nil && !errors.Is(err, sandbox.ErrContainerGone) {
-		// A process the agent left can kill the verifier's commands, or
-		// write into the reward dir while it is made anew, as well as it
-		// can write a reward: the agent's doing, not the engine's, and no
-		// retry would change it.
-		g = grader.Grade{RewardErr: &grader.RewardError{Kind: grader.RewardTampered,
-			Detail: fmt.Sprintf("the verifier could not run while %d process(es) the agent left ran (grade_phase.agent_processes; grading: snapshot runs none): %v", len(left), err)}}
-		err = nil
+	if left := h.res.GradePhase.AgentProcesses; len(left) > 0 {
+		s.progress.note(t, fmt.Sprintf("%d process(es) the agent left took turns with the verifier (grade_phase.agent_processes; grading: snapshot runs none)", len(left)))
+		if err != nil && ctx.Err() == nil && !errors.Is(err, sandbox.ErrContainerGone) {
+			// A process the agent left can kill the verifier's commands, or
+			// keep itself from being stopped, as well as it can write a
+			// reward: the agent's doing, not the engine's, and no retry
+			// would change it.
+			g = grader.Grade{RewardErr: &grader.RewardError{Kind: grader.RewardTampered,
+				Detail: fmt.Sprintf("the verifier could not run while %d process(es) the agent left ran (grade_phase.agent_processes; grading: snapshot runs none): %v", len(left), err)}}
+			err = nil
+		}
 	}
 	for _, w := range g.Warnings {
 		s.progress.note(t, w)
@@ -475,11 +484,6 @@ func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEnt
 	return entries
 }
 
-// rewardWatch is how long a live grade's reward dir is watched after the
-// verifier when the agent left processes running: long enough to catch a
-// process that writes a reward in a loop, short against a trial.
-const rewardWatch = 2 * time.Second
-
 // ready makes the container fit for the verifier: running (an agent that
 // timed out had it killed; it starts again with its entrypoint, its
 // filesystem as the agent left it) and on the verifier's network.
@@ -503,9 +507,11 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		}
 		// No process of the agent's survived the stop: what runs now is
 		// the entrypoint's, started anew.
+		h.leftovers = leftoversNone
 		if h.before, err = eng.Processes(ctx, h.container); err != nil {
 			return fmt.Errorf("list the processes of the task's container: %w", err)
 		}
+		h.beforeAt = time.Now()
 	}
 	if h.egress != nil {
 		pol := h.graderPol
@@ -524,23 +530,4 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		h.online = net
 	}
 	return nil
-}
-
-// leftRunning is the command lines of the processes of now that were not
-// running before: started during the agent phase and still there, able to
-// act while the verifier runs. Processes are told apart by PID, which a
-// process keeps when it execs another program (the entrypoint, listed
-// while the container was still starting, is the same process later).
-func leftRunning(before, now []sandbox.Process) []string {
-	seen := map[int]bool{}
-	for _, p := range before {
-		seen[p.PID] = true
-	}
-	var out []string
-	for _, p := range now {
-		if !seen[p.PID] {
-			out = append(out, p.Command)
-		}
-	}
-	return out
 }
