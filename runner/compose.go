@@ -201,6 +201,21 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		return "", err
 	}
 	img, err := s.eng.EnsureImage(ctx, spec)
+	if errors.Is(err, sandbox.ErrImageMissing) && svc.Image != "" && svc.Build == nil {
+		// The substitution rule holds for a service's image as for the
+		// task's base.
+		where := func(string) string {
+			return fmt.Sprintf("%s: services.%s.image", filepath.Join(filepath.Base(t.Task.Dir), tasks.EnvironmentDir, "docker-compose.yaml"), svc.Name)
+		}
+		added, ferr := s.images.standInFor(ctx, []string{svc.Image}, where)
+		if ferr != nil {
+			return "", fmt.Errorf("image of service %s: %w", svc.Name, ferr)
+		}
+		if added {
+			spec.ImageMap = s.images.currentMap()
+			img, err = s.eng.EnsureImage(ctx, spec)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("image of service %s: %w", svc.Name, err)
 	}

@@ -168,6 +168,13 @@ func (s *taskImages) fallback(ctx context.Context, t *tasks.Task) (added bool, e
 	if err != nil {
 		return false, err
 	}
+	return s.standInFor(ctx, bases, func(base string) string { return imageNamedAt(t, base) })
+}
+
+// standInFor maps those of bases that are missing to FallbackImage, where
+// the substitution rule lets it stand in; where names, for messages, where
+// the task names a base.
+func (s *taskImages) standInFor(ctx context.Context, bases []string, where func(base string) string) (added bool, err error) {
 	m := s.currentMap()
 	var missing []string
 	for _, base := range bases {
@@ -179,7 +186,7 @@ func (s *taskImages) fallback(ctx context.Context, t *tasks.Task) (added bool, e
 			if !errors.Is(err, sandbox.ErrNoSuchImage) {
 				return false, err
 			}
-			if err := s.standIn(t, base, ref, mapped); err != nil {
+			if err := s.standIn(where(base), base, ref, mapped); err != nil {
 				return false, err
 			}
 			missing = append(missing, ref)
@@ -208,12 +215,11 @@ func (s *taskImages) fallback(ctx context.Context, t *tasks.Task) (added bool, e
 // the task names as base (mapped from it when mapped): substitution is off,
 // or ref is not an official image. The error is the task's defect and names
 // where the task names the image.
-func (s *taskImages) standIn(t *tasks.Task, base, ref string, mapped bool) error {
+func (s *taskImages) standIn(where, base, ref string, mapped bool) error {
 	what := ref
 	if mapped {
 		what = fmt.Sprintf("%s (mapped to %s by the image map)", base, ref)
 	}
-	where := imageNamedAt(t, base)
 	switch {
 	case s.noSubstitute:
 		return asTaskError(fmt.Errorf("%s: %s is not on this engine and cannot be pulled, and substitution is off "+
