@@ -70,8 +70,50 @@ func TestImagesPinnedReferences(t *testing.T) {
 			assert.Equal(t, tc.fallbacks, imgs.fallbackPairs())
 			if tc.fallbacks != nil {
 				require.Len(t, notes, 1)
-				assert.Contains(t, notes[0], pinned+" is not present and cannot be pulled; using "+FallbackImage)
+				assert.Contains(t, notes[0], pinned+" is not present and cannot be pulled; using "+FallbackImage+" in its place")
 			}
+		})
+	}
+}
+
+// The substitution rule: the offline base stands in only for a missing
+// official image, and not at all under --no-substitute; any other missing
+// image is the task's defect, named where the task names it.
+func TestImagesSubstitutionRule(t *testing.T) {
+	tests := []struct {
+		name         string
+		image        string
+		imageMap     map[string]string
+		noSubstitute bool
+		wantErr      string // "" : the fallback stands in
+	}{
+		{name: "an official image", image: "python:3.12-slim"},
+		{name: "an official image in full", image: "docker.io/library/debian:bookworm"},
+		{name: "another registry", image: "ghcr.io/nosuchorg/nosuchimage:1.0",
+			wantErr: `[environment].docker_image = "ghcr.io/nosuchorg/nosuchimage:1.0": the image is not on this engine and cannot be pulled, and only Docker Hub's official images`},
+		{name: "an organisation", image: "nosuchorg/img:1", wantErr: "--image-map nosuchorg/img:1=IMAGE"},
+		{name: "substitution off", image: "python:3.12-slim", noSubstitute: true, wantErr: "substitution is off (--no-substitute)"},
+		{name: "mapped to a missing image", image: "python:3.12-slim", imageMap: map[string]string{"python:3.12-slim": "mine/py:1"},
+			wantErr: "python:3.12-slim (mapped to mine/py:1 by the image map) is not on this engine"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			task := &tasks.Task{ID: "t", Dir: filepath.Join(t.TempDir(), "t"), Config: tasks.Config{Environment: tasks.EnvConfig{DockerImage: tc.image}}}
+			var notes []string
+			imgs := newTaskImages(&offlineEngine{}, tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
+			imgs.noSubstitute = tc.noSubstitute
+			img, _, err := imgs.get(context.Background(), task)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				assert.Equal(t, FallbackImage, img.Ref)
+				require.Len(t, notes, 1)
+				assert.Contains(t, notes[0], "verdicts hold for "+FallbackImage+", not for "+tc.image)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			assert.True(t, isTaskDefect(err), "the task's defect: %v", err)
+			assert.Empty(t, notes, "nothing stood in")
 		})
 	}
 }
