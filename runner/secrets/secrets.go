@@ -6,7 +6,6 @@ package secrets
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,8 +19,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-
-	"github.com/flightdeck/flightdeck/internal/atomicfile"
 )
 
 // Mask replaces a secret's value wherever it would be written.
@@ -202,96 +199,4 @@ func ValidName(s string) bool {
 		}
 	}
 	return true
-}
-
-// Redactor replaces secrets' values with Mask. The zero value (no secret)
-// changes nothing.
-type Redactor struct {
-	values [][]byte // longest first, so that a secret inside another goes with it
-}
-
-// NewRedactor redacts the values given (duplicates and values too short to
-// redact are dropped).
-func NewRedactor(values ...string) *Redactor {
-	seen := map[string]bool{}
-	r := &Redactor{}
-	for _, v := range values {
-		if len(v) >= minLen && !seen[v] {
-			seen[v] = true
-			r.values = append(r.values, []byte(v))
-		}
-	}
-	slices.SortFunc(r.values, func(a, b []byte) int { return len(b) - len(a) })
-	return r
-}
-
-// Empty reports whether there is nothing to redact.
-func (r *Redactor) Empty() bool { return r == nil || len(r.values) == 0 }
-
-// Bytes returns data with every secret replaced (data itself when none is
-// in it).
-func (r *Redactor) Bytes(data []byte) []byte {
-	if r.Empty() {
-		return data
-	}
-	for _, v := range r.values {
-		if bytes.Contains(data, v) {
-			data = bytes.ReplaceAll(data, v, []byte(Mask))
-		}
-	}
-	return data
-}
-
-// String is Bytes for a string.
-func (r *Redactor) String(s string) string {
-	if r.Empty() {
-		return s
-	}
-	return string(r.Bytes([]byte(s)))
-}
-
-// File redacts one file in place (atomically), when it holds a secret.
-func (r *Redactor) File(path string) error {
-	if r.Empty() {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	out := r.Bytes(data)
-	if len(out) == len(data) && bytes.Equal(out, data) {
-		return nil
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Replace(path, out); err != nil {
-		return err
-	}
-	return os.Chmod(path, info.Mode().Perm())
-}
-
-// Tree redacts every regular file under dir (symlinks are not followed).
-func (r *Redactor) Tree(dir string) error {
-	if r.Empty() {
-		return nil
-	}
-	var errs []error
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-			return nil
-		}
-		if d.Type().IsRegular() {
-			if err := r.File(p); err != nil {
-				errs = append(errs, fmt.Errorf("redact %s: %w", p, err))
-			}
-		}
-		return nil
-	})
-	return errors.Join(errs...)
 }

@@ -49,28 +49,6 @@ func TestResolve(t *testing.T) {
 	assert.Contains(t, err.Error(), "env.X: X: a secret shorter than 4 characters")
 }
 
-func TestRedactor(t *testing.T) {
-	r := NewRedactor("sk-secret-value", "sk-secret", "ab", "sk-secret")
-	assert.Equal(t, "key=[REDACTED] and [REDACTED]x; ab stays", r.String("key=sk-secret-value and sk-secretx; ab stays"))
-	assert.True(t, NewRedactor().Empty())
-	assert.Equal(t, "same", NewRedactor().String("same"))
-
-	dir := t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755))
-	secretFile := filepath.Join(dir, "a", "b", "agent.log")
-	clean := filepath.Join(dir, "a", "clean.txt")
-	require.NoError(t, os.WriteFile(secretFile, []byte("using sk-secret-value\n"), 0o640))
-	require.NoError(t, os.WriteFile(clean, []byte("nothing\n"), 0o644))
-	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(dir, "link")))
-	require.NoError(t, r.Tree(dir))
-	data, err := os.ReadFile(secretFile)
-	require.NoError(t, err)
-	assert.Equal(t, "using [REDACTED]\n", string(data))
-	info, err := os.Stat(secretFile)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o640), info.Mode().Perm(), "the mode is kept")
-}
-
 func TestParseEnvFile(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.env")
