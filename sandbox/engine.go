@@ -289,6 +289,10 @@ type ExecSpec struct {
 	StderrPath string        // "" merges into StdoutPath
 	MaxOutput  int64         // per stream; default 16 MiB; the rest is dropped
 	Timeout    time.Duration // 0: none; when exceeded the container is killed
+	// Filter, when set, stands between each captured stream and its file:
+	// the file gets what the filter writes, from the first byte on (the
+	// runner masks secrets so). MaxOutput caps what the filter writes.
+	Filter OutputFilter
 }
 
 // ExecResult is how an exec ended.

@@ -18,14 +18,14 @@ import (
 const defaultMaxOutput = 16 << 20
 
 // Exec runs spec.Cmd in a running container, capturing stdout and stderr
-// to files (each capped at MaxOutput; the rest is dropped and Truncated
-// set). It drains the output to EOF, then waits for the engine to report
-// the process ended before trusting its exit code. When spec.Timeout
-// passes, or ctx is cancelled, the whole container is killed, because an
-// exec'd process and its children cannot be stopped any other way; a
-// timeout returns TimedOut with ExitCode -1 and no error. When the
-// container dies or is removed during the exec, the error wraps
-// ErrContainerGone.
+// to files (through spec.Filter when set; each capped at MaxOutput, the
+// rest dropped and Truncated set). It drains the output to EOF, then
+// waits for the engine to report the process ended before trusting its
+// exit code. When spec.Timeout passes, or ctx is cancelled, the whole
+// container is killed, because an exec'd process and its children cannot
+// be stopped any other way; a timeout returns TimedOut with ExitCode -1
+// and no error. When the container dies or is removed during the exec,
+// the error wraps ErrContainerGone.
 func (d *Docker) Exec(ctx context.Context, containerID string, spec ExecSpec) (ExecResult, error) {
 	start := time.Now()
 	out, err := openExecOutput(spec)
@@ -38,9 +38,13 @@ func (d *Docker) Exec(ctx context.Context, containerID string, spec ExecSpec) (E
 		AttachStdout: true, AttachStderr: true,
 	}
 	code, timedOut, err := d.runExec(ctx, containerID, opts, out.stdout, out.stderr, spec.Timeout)
+	ferr := out.flush() // what a filter held back may pass the cap
 	res := ExecResult{ExitCode: code, TimedOut: timedOut, Truncated: out.truncated(), Duration: time.Since(start)}
-	if cerr := out.close(); err == nil && cerr != nil {
-		err = fmt.Errorf("exec output: %w", cerr)
+	if cerr := out.close(); ferr == nil {
+		ferr = cerr
+	}
+	if err == nil && ferr != nil {
+		err = fmt.Errorf("exec output: %w", ferr)
 	}
 	return res, err
 }
@@ -193,10 +197,17 @@ func (c *capped) Write(p []byte) (int, error) {
 	return int(n), nil
 }
 
-// execOutput is where an exec's streams go.
+// OutputFilter wraps the writer of a file an exec's output goes to
+// (ExecSpec.Filter). Close writes what the filter held back; it must not
+// close w.
+type OutputFilter func(w io.Writer) io.WriteCloser
+
+// execOutput is where an exec's streams go: each to its file, through the
+// spec's filter, then capped.
 type execOutput struct {
 	stdout, stderr io.Writer
 	caps           []*capped
+	filters        []io.WriteCloser
 	files          []*os.File
 }
 
@@ -214,7 +225,14 @@ func openExecOutput(spec ExecSpec) (*execOutput, error) {
 		o.files = append(o.files, f)
 		c := &capped{w: f, left: limit}
 		o.caps = append(o.caps, c)
-		return c, nil
+		if spec.Filter == nil {
+			return c, nil
+		}
+		// The filter sees the whole stream, so that what it masks is
+		// masked however far the cap cuts.
+		fw := spec.Filter(c)
+		o.filters = append(o.filters, fw)
+		return fw, nil
 	}
 	var err error
 	if spec.StdoutPath != "" {
@@ -243,9 +261,22 @@ func (o *execOutput) truncated() bool {
 	return false
 }
 
-// close closes the output files once, returning the first error.
-func (o *execOutput) close() error {
+// flush writes what the filters held back.
+func (o *execOutput) flush() error {
 	var first error
+	for _, f := range o.filters {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	o.filters = nil
+	return first
+}
+
+// close flushes the filters and closes the output files once, returning
+// the first error.
+func (o *execOutput) close() error {
+	first := o.flush()
 	for _, f := range o.files {
 		if err := f.Close(); err != nil && first == nil {
 			first = err
