@@ -66,6 +66,10 @@ type Session struct {
 	// steps/<name>/solution of a multi-step task; the task's solution/
 	// when empty.
 	SolutionDir string
+	// Mask, when set, masks the run's secrets in what the session writes,
+	// before the first byte reaches the disk: each command's output file
+	// and agent.log.
+	Mask sandbox.OutputFilter
 }
 
 // solutionDir is the host dir the oracle replays or runs.
@@ -135,7 +139,7 @@ func (a *Session) exec(ctx context.Context, header string, cmd []string, env []s
 	}
 	res, err := a.Engine.Exec(ctx, a.Container, sandbox.ExecSpec{
 		Cmd: cmd, Env: append(append([]string(nil), a.env...), env...), User: a.User, Workdir: a.Workdir,
-		StdoutPath: outPath, Timeout: left,
+		StdoutPath: outPath, Timeout: left, Filter: a.Mask,
 	})
 	a.Dirty = true
 	status := fmt.Sprintf("exit %d, %.1fs", res.ExitCode, res.Duration.Seconds())
@@ -178,22 +182,28 @@ func (a *Session) gone(ctx context.Context, err error) (string, error) {
 // appendLog adds one command's output to agent.log, without escape
 // sequences: the log is text, read in files, JSON and HTML, and a command
 // that colours its output would carry them there. Each command's output
-// is stripped on its own, so a sequence it leaves open ends with it.
+// is stripped on its own, so a sequence it leaves open ends with it. The
+// secrets are masked after the stripping: a sequence inside a secret
+// would hide it from a mask that came first.
 func (a *Session) appendLog(header, outPath, status string, truncated bool) error {
 	f, err := os.OpenFile(a.LogPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("agent log: %w", err)
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "=== %s\n", text.StripANSI(header))
+	w := a.masked(f)
+	fmt.Fprintf(w, "=== %s\n", text.StripANSI(header))
 	if out, err := os.Open(outPath); err == nil {
-		io.Copy(text.NewANSIStripper(f), out)
+		io.Copy(text.NewANSIStripper(w), out)
 		out.Close()
 	}
 	if truncated {
-		fmt.Fprintf(f, "\n[flightdeck: output truncated]\n")
+		fmt.Fprintf(w, "\n[flightdeck: output truncated]\n")
 	}
-	fmt.Fprintf(f, "=== %s\n", text.StripANSI(status))
+	fmt.Fprintf(w, "=== %s\n", text.StripANSI(status))
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("agent log: %w", err)
+	}
 	return nil
 }
 
@@ -203,9 +213,24 @@ func (a *Session) note(s string) error {
 		return fmt.Errorf("agent log: %w", err)
 	}
 	defer f.Close()
-	_, err = io.WriteString(f, text.StripANSI(s))
-	return err
+	w := a.masked(f)
+	if _, err := io.WriteString(w, text.StripANSI(s)); err != nil {
+		return err
+	}
+	return w.Close()
 }
+
+// masked is w through the session's Mask (w as it is without one).
+func (a *Session) masked(w io.Writer) io.WriteCloser {
+	if a.Mask == nil {
+		return nopCloser{w}
+	}
+	return a.Mask(w)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // HandBack gives the work dir's files back to the invoking user before the
 // host touches them, when the container may have written there as root.
