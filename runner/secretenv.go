@@ -105,7 +105,11 @@ func (s *runState) redactTrial(dir string, res *results.Result) {
 }
 
 // redactRunFiles masks the secrets in the run's own files (run.json,
-// junit.xml, reports).
+// junit.xml, reports) and in the dirs of its trials without a result:
+// those an interruption cut short, whose files were never masked after
+// their trial (a trial with a result was, before the result was written).
+// The work dir, there only when the user keeps it (--keep), is left as the
+// agents left it.
 func (s *runState) redactRunFiles() {
 	if s.redact.Empty() {
 		return
@@ -115,10 +119,16 @@ func (s *runState) redactRunFiles() {
 		return
 	}
 	for _, e := range entries {
-		if e.Type().IsRegular() {
-			if err := s.redact.File(filepath.Join(s.dir, e.Name())); err != nil {
-				s.progress.line("redact secrets: " + err.Error())
-			}
+		p := filepath.Join(s.dir, e.Name())
+		var err error
+		switch {
+		case e.Type().IsRegular():
+			err = s.redact.File(p)
+		case e.IsDir() && e.Name() != workDirName && !fileExists(filepath.Join(p, results.ResultFile)):
+			err = s.redact.Tree(p)
+		}
+		if err != nil {
+			s.progress.line("redact secrets: " + err.Error())
 		}
 	}
 }
