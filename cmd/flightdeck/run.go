@@ -88,11 +88,12 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 			fmt.Fprintln(env.stderr, "flightdeck run: --resume runs the recorded configuration; it takes no suite, --task, --variant, --attempts, --image-map, --path, --registry, --include, --exclude or --n-tasks")
 			return exitUsage
 		}
-		resultsPath := f.resultsPath
-		if resultsPath == "" {
-			resultsPath = suite.DefaultResultsDir(env.cwd)
+		dir, ferr := findRun(env, "run", f.resultsPath, f.resume)
+		if ferr != nil {
+			fmt.Fprintf(env.stderr, "flightdeck run: --resume %s: %v\n", f.resume, ferr)
+			return exitUsage
 		}
-		req, err = runner.PrepareResume(absPath(env.cwd, resultsPath), f.resume, opts)
+		req, err = runner.PrepareResume(filepath.Dir(dir), filepath.Base(dir), opts)
 	} else {
 		suite := suite.DefaultSuiteFile
 		switch {
@@ -222,7 +223,7 @@ func runReport(_ context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "flightdeck report: name one run id (two, with --html, to compare them)")
 		return exitUsage
 	}
-	dir, err := results.RunDir(resultsDir(env, *resultsPath), fs.Arg(0))
+	dir, err := findRun(env, "report", *resultsPath, fs.Arg(0))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
 		return exitUsage
@@ -348,7 +349,7 @@ func writeHTMLReport(env *cliEnv, args []string, dir, resultsPath string, openIt
 	against, path := "", filepath.Join(dir, htmlreport.File)
 	if len(args) == 2 {
 		var err error
-		if against, err = results.RunDir(resultsDir(env, resultsPath), args[1]); err != nil {
+		if against, err = findRun(env, "report", resultsPath, args[1]); err != nil {
 			fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
 			return exitUsage
 		}
