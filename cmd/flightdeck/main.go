@@ -12,9 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 )
 
 // Exit codes shared by every command (docs/running.md has the table; a
@@ -45,6 +43,10 @@ type cliEnv struct {
 	stdout io.Writer
 	stderr io.Writer
 	cwd    string
+	// hurry is closed when the user insists on stopping (a second signal):
+	// cleanup may cut short what it waits for, but must still remove what
+	// it made and leave nothing unmasked. Nil: never.
+	hurry <-chan struct{}
 }
 
 func commands() []command {
@@ -62,19 +64,22 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// On the first signal stop listening, so that a second one kills
-		// the process while cleanup runs.
-		<-ctx.Done()
-		stop()
-	}()
+	// A signal cancels ctx; one that comes again makes cleanup hurry, and
+	// none ends a command before its cleanup is done (signals.go).
+	in, ctx, hurry, release := watchSignals(os.Stderr, cleansUp(os.Args[1:]))
 	// The compose loader logs warnings of its own (an obsolete `version:`
 	// key, say) to the process's stderr; task check reports what matters.
 	logrus.SetOutput(io.Discard)
 	cwd, _ := os.Getwd()
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, cwd: cwd}
-	os.Exit(dispatch(ctx, env, os.Args[1:]))
+	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, cwd: cwd, hurry: hurry.Done()}
+	code := dispatch(ctx, env, os.Args[1:])
+	release()
+	if in.interrupted() {
+		// Whatever the command made of it (a run that could not start
+		// says why, and would exit 3), a signal stopped it.
+		code = exitInterrupted
+	}
+	os.Exit(code)
 }
 
 func dispatch(ctx context.Context, env *cliEnv, args []string) int {
