@@ -142,11 +142,15 @@ func fingerprints(paths []string) map[string]string {
 }
 
 // assertHonestFail checks that an attack ended with the grader's own
-// verdict: failed, reward 0, read from the reward dir the grade created.
+// verdict: reward 0, read from the reward dir the grade created, and not
+// passed. An attack that takes long (a flood, many files) may outlast the
+// agent's timeout on a busy machine: agent_timeout is graded the same way,
+// and it is no more the attack's success than failed is. An infrastructure
+// error would be (retried, and left out of pass rates).
 func assertHonestFail(t *testing.T, run *runOutput, task, variant string) *results.Result {
 	t.Helper()
 	res := run.result(t, task, variant)
-	assert.Equal(t, grader.OutcomeFailed, res.Outcome, "%s: %s", res.Trial, res.Error)
+	assert.Contains(t, []grader.Outcome{grader.OutcomeFailed, grader.OutcomeAgentTimeout}, res.Outcome, "%s: %s", res.Trial, res.Error)
 	if assert.NotNil(t, res.Reward, "%s: no reward (%s)", res.Trial, res.Error) {
 		assert.Zero(t, *res.Reward, "%s: a forged reward", res.Trial)
 	}
@@ -279,8 +283,9 @@ func TestAttackBackgroundProcess(t *testing.T) {
 	requireSlow(t)
 	run := attackRun(t)
 	// Graded live (Harbor's model, as Harbor grades), the processes run on
-	// while test.sh does: they are listed, and the reward they keep writing
-	// is caught in /logs/verifier after test.sh, so none is read.
+	// while test.sh does, in turns with the verifier's: they are listed,
+	// and the reward they write in their first turn voids the grade, so
+	// none is read.
 	live := run.result(t, harborTask, "background")
 	assert.Contains(t, strings.Join(live.GradePhase.AgentProcesses, "\n"), "late.sh",
 		"%s: the processes the agent left are listed with the live grade", live.Trial)
@@ -483,11 +488,11 @@ func TestAttackSetuidWhileRunning(t *testing.T) {
 	dir := t.TempDir()
 	suiteFile := writeSuite(t, dir, suiteFile{
 		Name: "setuid", Tasks: []string{taskDir(t, nativeTask)}, Concurrency: 1, Retries: retries(0),
-		Variants: map[string]map[string]any{"setuid": command(strings.Replace(agentScript(t, "setuid"), "exit 0", "sleep 8", 1))},
+		Variants: map[string]map[string]any{"setuid": command(strings.Replace(agentScript(t, "setuid"), "exit 0", gate+"exit 0", 1))},
 	})
 	p := startFlightdeck(t, dir, nil, "run", suiteFile)
 	id := p.runID(t)
-	waitContainer(t, id, trialName(nativeTask, "setuid"), "agent", 2*time.Minute)
+	agent := waitContainer(t, id, trialName(nativeTask, "setuid"), "agent", 5*time.Minute)
 	work := filepath.Join(dir, "results", id, ".work")
 	suid := filepath.Join(work, trialName(nativeTask, "setuid"), "workdir", "suid-bash")
 	var fi os.FileInfo
@@ -500,6 +505,7 @@ func TestAttackSetuidWhileRunning(t *testing.T) {
 	require.NotNil(t, fi, "the agent's setuid file did not appear in its work dir")
 	wi, err := os.Stat(work)
 	require.NoError(t, err)
+	openGate(t, agent)
 	r := p.wait(t, cliTimeout)
 	assert.NotContains(t, r.stderr, "panic:")
 	assertNoLeftovers(t, id)

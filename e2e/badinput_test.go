@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/results"
 )
 
 // badInputs lays out the bad inputs the commands are given, in dir:
@@ -77,7 +78,7 @@ func TestBadInput(t *testing.T) {
 		{"task digest --write file", []string{"task", "digest", "--write", "afile"}, 0, []string{"afile"}},
 		{"task verify missing", []string{"task", "verify", "missing"}, 2, []string{"missing"}},
 		{"task verify file", []string{"task", "verify", "afile"}, 2, []string{"afile", "not a task directory"}},
-		{"task verify instruction dir", []string{"task", "verify", "dir-instr"}, 2, []string{"dir-instr/instruction.md", "not a regular file"}},
+		{"task verify instruction dir", []string{"task", "verify", "dir-instr"}, results.ExitTask, []string{"dir-instr/instruction.md", "not a regular file"}},
 		{"import-aidlc missing", []string{"task", "import-aidlc", "missing", "--out", "out"}, 2, []string{"missing", "nothing was written"}},
 		{"import-aidlc dir", []string{"task", "import-aidlc", "adir", "--out", "out"}, 2, []string{"adir", "is a directory"}},
 		{"import-aidlc not JSON", []string{"task", "import-aidlc", "afile", "--out", "out"}, 0, []string{"afile", "not valid JSON"}},
@@ -121,14 +122,14 @@ func TestBadInput(t *testing.T) {
 
 // A run whose only task cannot be loaded (its instruction.md is a
 // directory) is not refused as a whole: the task's trials are recorded
-// refused with the reason, the summary names it, and the run exits 1
-// without needing the engine.
+// refused with the reason, the summary names it, and the run exits 4 (a
+// task refused) without needing the engine.
 func TestBadInputRunRefusedTask(t *testing.T) {
 	dir := badInputs(t)
 	r := flightdeck(t, dir, nil, "run", "s-dir.yaml")
 	out := r.stdout + r.stderr
 	assertNoPanic(t, out)
-	assert.Equal(t, 1, r.code, out)
+	assert.Equal(t, results.ExitTask, r.code, out)
 	for _, w := range []string{"refused tasks", "dir-instr/instruction.md", "not a regular file"} {
 		assert.Contains(t, r.stdout, w)
 	}
@@ -186,7 +187,7 @@ func TestBadInputRunTasks(t *testing.T) {
 			if r.code != 2 {
 				run := readRun(t, r, filepath.Join(dir, tc.resultsDir))
 				assertNoLeftovers(t, run.id)
-				ran, refused := tc.mayRun, r.code == 1 && len(run.resultsDir) > 0
+				ran, refused := tc.mayRun, r.code == results.ExitTask && len(run.resultsDir) > 0
 				for _, res := range run.resultsDir {
 					assert.NotEqual(t, grader.OutcomePassed, res.Outcome)
 					if res.Agent == "command" {

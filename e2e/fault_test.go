@@ -36,20 +36,24 @@ func faultSuite(t *testing.T, dir string, variants map[string]map[string]any, co
 	})
 }
 
-// The engine not answering at start: exit 2 and one line that says so,
-// and nothing written.
+// The engine not answering at start: exit 3 (infrastructure; gc, which
+// runs no trial, still says 2) and one line that says so, and nothing
+// written.
 func TestEngineNotAnswering(t *testing.T) {
 	dir := t.TempDir()
 	suiteFile := faultSuite(t, dir, map[string]map[string]any{"nop": {"agent": "nop"}}, 1, 0)
 	env := []string{"DOCKER_HOST=unix://" + filepath.Join(dir, "no-engine.sock")}
-	for _, args := range [][]string{
-		{"run", suiteFile},
-		{"task", "verify", "--results", filepath.Join(dir, "results"), taskDir(t, nativeTask)},
-		{"gc"},
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"run", suiteFile}, results.ExitInfra},
+		{[]string{"task", "verify", "--results", filepath.Join(dir, "results"), taskDir(t, nativeTask)}, results.ExitInfra},
+		{[]string{"gc"}, results.ExitUsage},
 	} {
-		t.Run(args[0], func(t *testing.T) {
-			r := flightdeck(t, dir, env, args...)
-			assert.Equal(t, 2, r.code, r.stderr)
+		t.Run(tc.args[0], func(t *testing.T) {
+			r := flightdeck(t, dir, env, tc.args...)
+			assert.Equal(t, tc.code, r.code, r.stderr)
 			assertOneLine(t, r.stderr, "no Docker engine answers")
 			assert.NoDirExists(t, filepath.Join(dir, "results"), "nothing is written before the engine answers")
 		})
@@ -80,7 +84,7 @@ func TestEngineHangs(t *testing.T) {
 	}()
 	suiteFile := faultSuite(t, dir, map[string]map[string]any{"nop": {"agent": "nop"}}, 1, 0)
 	r := flightdeck(t, dir, []string{"DOCKER_HOST=unix://" + sock}, "run", suiteFile)
-	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Equal(t, results.ExitInfra, r.code, r.stderr)
 	assertOneLine(t, r.stderr, "no Docker engine answers")
 	assert.NoDirExists(t, filepath.Join(dir, "results"))
 }
@@ -100,13 +104,22 @@ func TestFaultAgentContainerKilled(t *testing.T) {
 	requireEngine(t)
 	dir := t.TempDir()
 	suiteFile := faultSuite(t, dir, map[string]map[string]any{
-		"victim": command("sleep 6; " + solve),
+		"victim": command(gate + solve),
 		"nop":    {"agent": "nop"},
 	}, 2, 1)
 	p := startFlightdeck(t, dir, nil, "run", suiteFile)
 	id := p.runID(t)
 	victim := trialName(nativeTask, "victim")
-	docker(t, "kill", waitContainer(t, id, victim, "agent", 2*time.Minute))
+	killed := waitContainer(t, id, victim, "agent", 5*time.Minute)
+	docker(t, "kill", killed)
+	// The retry's agent, in a container of its own, goes on.
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "no retry of %s", victim)
+		if c := waitContainer(t, id, victim, "agent", 5*time.Minute); c != killed {
+			openGate(t, c)
+			break
+		}
+	}
 	r := p.wait(t, cliTimeout)
 	run := readResults(t, r, filepath.Join(dir, "results", id))
 	assertHonestFail(t, run, nativeTask, "nop")
@@ -179,9 +192,21 @@ func TestFaultOutOfMemory(t *testing.T) {
 		fmt.Sprintf("agent_phase %s; grade_phase %s", agentJSON, gradeJSON))
 }
 
-// interruptRun starts a run of a fast trial (oracle) and a slow one, waits
-// until the fast one has its result and the slow one's agent runs, and
-// returns the process, its run id and dir.
+// gate holds a command agent until the test opens it (openGate): what
+// the test needs running at a given moment runs then, however slow the
+// machine.
+const gate = `until [ -e /tmp/flightdeck-go ]; do sleep 0.1; done; `
+
+// openGate lets a gated agent in container go on.
+func openGate(t *testing.T, container string) {
+	t.Helper()
+	docker(t, "exec", container, "touch", "/tmp/flightdeck-go")
+}
+
+// interruptRun starts a run of a fast trial (oracle) and slow ones (gated
+// agents, with 10 × the agent's timeout), waits until the fast one has its
+// result and the slow ones' agents run, and returns the process, its run
+// id and dir.
 func interruptRun(t *testing.T, slow int) (*process, string, string) {
 	t.Helper()
 	requireSlow(t)
@@ -189,15 +214,18 @@ func interruptRun(t *testing.T, slow int) (*process, string, string) {
 	dir := t.TempDir()
 	variants := map[string]map[string]any{"oracle": {"agent": "oracle"}}
 	for i := 1; i <= slow; i++ {
-		variants[fmt.Sprintf("slow%d", i)] = command("sleep 20; " + solve)
+		variants[fmt.Sprintf("slow%d", i)] = command(gate + solve)
 	}
-	suiteFile := faultSuite(t, dir, variants, slow+1, 0)
+	suiteFile := writeSuite(t, dir, suiteFile{
+		Name: "faults", Tasks: []string{taskDir(t, nativeTask)}, Variants: variants,
+		Concurrency: slow + 1, Retries: retries(0), Timeouts: map[string]float64{"agent": 10},
+	})
 	p := startFlightdeck(t, dir, nil, "run", suiteFile)
 	id := p.runID(t)
 	for i := 1; i <= slow; i++ {
-		waitContainer(t, id, trialName(nativeTask, fmt.Sprintf("slow%d", i)), "agent", 2*time.Minute)
+		waitContainer(t, id, trialName(nativeTask, fmt.Sprintf("slow%d", i)), "agent", 5*time.Minute)
 	}
-	p.waitLine(t, 2*time.Minute, func(l string) bool {
+	p.waitLine(t, 5*time.Minute, func(l string) bool {
 		return strings.Contains(l, trialName(nativeTask, "oracle")) && strings.HasPrefix(l, "passed")
 	})
 	return p, id, dir
@@ -212,7 +240,7 @@ func TestFaultInterrupt(t *testing.T) {
 			p, id, dir := interruptRun(t, 1)
 			p.signal(t, sig)
 			r := p.wait(t, 2*time.Minute)
-			assert.Equal(t, 1, r.code, r.stderr)
+			assert.Equal(t, results.ExitInterrupted, r.code, r.stderr)
 			assert.Contains(t, r.stderr, "--resume "+id)
 			runDir := filepath.Join(dir, "results", id)
 			_, err := results.ReadResult(filepath.Join(runDir, trialName(nativeTask, "oracle"), results.ResultFile))
@@ -264,7 +292,11 @@ func TestFaultKillAndResume(t *testing.T) {
 	assert.Contains(t, gc.stdout, "run "+id)
 	assertNoLeftovers(t, id)
 
-	resume := flightdeck(t, dir, nil, "run", "--resume", id)
+	rp := startFlightdeck(t, dir, nil, "run", "--resume", id)
+	for _, v := range []string{"slow1", "slow2"} {
+		openGate(t, waitContainer(t, id, trialName(nativeTask, v), "agent", 5*time.Minute))
+	}
+	resume := rp.wait(t, cliTimeout)
 	assert.Contains(t, resume.stderr, "kept     "+oracle)
 	assert.NotContains(t, resume.stderr, "start    "+oracle, "a finished trial is not run again")
 	for _, v := range []string{"slow1", "slow2"} {
