@@ -5,10 +5,12 @@ import (
 
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -73,6 +75,7 @@ func newPlan(req Request) (*plan, error) {
 		User:       req.User,
 		StdoutPath: p.logPath,
 		Timeout:    req.Timeout,
+		Filter:     logFilter(req.Mask),
 	}
 	p.container.Service = req.Service
 	if p.native {
@@ -187,4 +190,23 @@ func withoutKeys(env []string, keys ...string) []string {
 		}
 	}
 	return out
+}
+
+// logFilter writes grader.log as it comes without escape sequences, then
+// through mask (the run's secrets masked) when there is one: the stripping
+// comes first, since a sequence inside a secret would hide it from a mask.
+func logFilter(mask sandbox.OutputFilter) sandbox.OutputFilter {
+	if mask == nil {
+		return nil
+	}
+	return func(w io.Writer) io.WriteCloser {
+		m := mask(w)
+		return strippedWriter{Writer: text.NewANSIStripper(m), Closer: m}
+	}
+}
+
+// strippedWriter writes through a stripper and closes the mask behind it.
+type strippedWriter struct {
+	io.Writer
+	io.Closer
 }

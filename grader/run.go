@@ -47,6 +47,9 @@ const maxLogCopy = 16 << 20
 
 // Request is one grade to run.
 type Request struct {
+	// Mask masks the run's secrets in grader.log as it is written; nil:
+	// none to mask.
+	Mask             sandbox.OutputFilter
 	Task             *tasks.Task
 	Image            string        // native: the pristine task image; Harbor: the snapshot of the agent's container
 	WorkDir          string        // host path of the agent's work dir (native: mounted read-only; Harbor: read-write when set)

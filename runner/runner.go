@@ -50,6 +50,10 @@ type Runner struct {
 	// ImageIndex is the directory of the image index, where each run
 	// records its uses of task images for the cache's eviction ("": none).
 	ImageIndex string
+	// Hurry closes when the user asks again to stop (a second signal): the
+	// trials' own cleanups stop waiting, and the run's removal by label,
+	// masking and run.json still happen.
+	Hurry <-chan struct{}
 }
 
 // Request is one run to make.
@@ -232,6 +236,9 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 			s.progress.line("cleanup: remove the run's work dirs: " + err.Error())
 		}
 	}
+	// Mask before anything reads the trials' files (the page, below) and
+	// whatever fails after.
+	s.redactRunFiles()
 	if s.images != nil {
 		rec.FallbackImages = mergeStrings(rec.FallbackImages, s.images.fallbackPairs())
 	}

@@ -74,6 +74,17 @@ func (s *runState) attempt(ctx context.Context, t *suite.Trial, try int) (*resul
 func (a *trialAttempt) cleanup(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	if hurry := a.s.r.Hurry; hurry != nil {
+		// Asked again to stop: the run's removal by label takes over.
+		stop := context.AfterFunc(ctx, func() {
+			select {
+			case <-hurry:
+				cancel()
+			case <-cctx.Done():
+			}
+		})
+		defer stop()
+	}
 	for i := len(a.cleanups) - 1; i >= 0; i-- {
 		if err := a.cleanups[i](cctx); err != nil {
 			a.s.progress.note(a.t, "cleanup: "+err.Error())
@@ -312,6 +323,7 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 	ap := &agent.Session{
 		Engine: s.eng, Trial: t, Workdir: base.Workdir, User: task.Config.Agent.User,
 		LogPath: filepath.Join(a.dir, results.AgentLog), Scratch: a.scratch, Owner: s.r.Owner,
+		Mask: s.redact.Writer,
 	}
 	if wd != nil {
 		ap.Host = wd.Host
@@ -520,6 +532,7 @@ func (a *trialAttempt) grade(ctx context.Context, img sandbox.Image, wd *WorkDir
 		User:     t.Task.Config.Verifier.User,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.r.Owner,
 		Service: n.nativeGraderService(),
+		Mask:    s.redact.Writer,
 	}
 	if wd != nil {
 		req.WorkDir = wd.Host

@@ -279,7 +279,7 @@ func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 			return d, nil
 		},
 		Progress: env.stderr, Version: version, ImageIndex: imageIndexDir(),
-		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()},
+		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()}, Hurry: env.hurry,
 	}
 	return r, func() {
 		for _, d := range opened {

@@ -172,6 +172,7 @@ func interruptLeakingRun(t *testing.T, prepare string, signal func(send func(sys
 		return err == nil
 	}, 2*time.Minute, 50*time.Millisecond, "the Harbor agent writes the secret into the trial's dir")
 	time.Sleep(300 * time.Millisecond) // their output reaches the disk
+	checkLogsMasked(t, r.runDir)
 
 	exited := make(chan error, 1)
 	ended := make(chan struct{})
@@ -318,4 +319,24 @@ func TestInterruptTermThenInt(t *testing.T) {
 	if landed {
 		assert.Contains(t, strings.Join(r.stderr, "\n"), "flightdeck: stopping now (a second signal, SIGINT)")
 	}
+}
+
+// checkLogsMasked checks, while the agents run, that no log flightdeck
+// writes (agent.log, each command's output in .work, grader.log) holds the
+// secret: they are masked as they are written.
+func checkLogsMasked(t *testing.T, runDir string) {
+	t.Helper()
+	logs := 0
+	filepath.WalkDir(runDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(p, ".log") {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), "token ") {
+			logs++
+		}
+		assert.NotContains(t, string(data), leakSecret, "%s holds the secret while the run runs", p)
+		return nil
+	})
+	assert.Positive(t, logs, "the agents' output is on disk")
 }
