@@ -260,7 +260,7 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		Engine: s.eng, Trial: t, Workdir: h.dir, User: step.agentUser,
 		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: h.scratch, Owner: s.r.Owner,
 		Harbor: true, OutputDir: harbor.LogsDir(h.trialAttempt.dir), SolutionDir: step.solutionDir,
-		Timeout: step.agentTimeout,
+		Timeout: step.agentTimeout, Mask: s.redact.Writer,
 	}
 	if ap.Timeout > 0 {
 		h.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
@@ -389,7 +389,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		Task: t.Task, Image: h.img.Ref, ContainerWorkDir: h.dir, TrialDir: step.dir,
 		RunID: s.runID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.r.Owner, TestsDirs: step.testsDirs,
-		Service: h.snapshotService(),
+		Service: h.snapshotService(), Mask: s.redact.Writer,
 	}
 	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
 	if len(t.Task.Config.Verifier.Collect)+len(step.collect) > 0 {
