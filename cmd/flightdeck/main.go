@@ -138,6 +138,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'flightdeck COMMAND --help' for a command's flags and an example.")
+	fmt.Fprintln(w, "\nExit codes: 0 ok; 1 an expectation or check failed; 2 usage; 3 infrastructure (the engine);")
+	fmt.Fprintln(w, "4 a task's own defect (task_error) or a refused task; 130 interrupted (docs/running.md).")
 }
 
 func runVersion(_ context.Context, env *cliEnv, _ []string) int {
