@@ -6,7 +6,9 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,42 +128,120 @@ func checkHarborTamper(t *testing.T, r *results.Result, want harborExpectedTask,
 	}
 }
 
-// The fixture dataset, run as --path would run it, with the oracle and nop.
+// The fixture dataset, run as --path would run it, with the oracle and
+// nop, and compared with the docker-CLI re-enactment of Harbor's
+// procedure: its reward for each fixture's oracle is recorded
+// (fixtures/harbor/harbor-cli.json), and re-enacted, beside flightdeck's
+// run, for a fixture that changed since. Grading from a snapshot is
+// TestEngineHarborSnapshot's.
 func TestEngineHarborFixtures(t *testing.T) {
 	t.Parallel()
 	eng := requireEngine(t)
 	exp := readHarborExpected(t)
 	unsetHostEnv(t, exp.HostEnvUnset)
 	root := harborFixtureDir(t)
+	cli := startCLIReference(t, eng, exp, root)
 	suiteFile := writeSuite(t, `
 name: harbor-fixtures
 variants:
   oracle: {agent: oracle}
   nop: {agent: nop}
-  snapshot: {agent: oracle, grading: snapshot}
 images: `+imagesYAML(exp.ImageMap)+`
 concurrency: 2
 retries: 1
 results: RESULTS
 `)
 	rec, res := runSuite(t, eng, suiteFile, suite.Options{Path: []string{filepath.Join(root, "tasks")}})
-	require.Len(t, res, 3*len(exp.Tasks), "an oracle, a nop and a snapshot-graded oracle trial per fixture task")
+	require.Len(t, res, 2*len(exp.Tasks), "an oracle and a nop trial per fixture task")
 	for name, want := range exp.Tasks {
 		t.Run(name, func(t *testing.T) { checkHarborFixtureTask(t, rec, res, name, want) })
 	}
 	t.Run("planted rewards never count", func(t *testing.T) { harborPlantedRewards(t, rec) })
-	t.Run("a rewriting loop the agent left is flagged live and stopped by a snapshot", func(t *testing.T) { harborRewritingLoop(t, rec, res) })
-	t.Run("artifacts are collected after the verifier, with a manifest", func(t *testing.T) { harborArtifacts(t, rec) })
-	t.Run("agrees with a docker-CLI re-enactment of Harbor", func(t *testing.T) {
-		compareWithCLI(t, eng, exp, root, rec, res)
-	})
+	t.Run("a rewriting loop the agent left takes turns with the verifier", func(t *testing.T) { harborRewritingLoop(t, res) })
+	t.Run("artifacts are collected after the verifier, with a manifest", func(t *testing.T) { harborArtifacts(t, rec, "oracle") })
+	t.Run("agrees with a docker-CLI re-enactment of Harbor", func(t *testing.T) { compareWithCLI(t, exp, root, res, cli()) })
 	t.Run("the healthcheck ran before the agent until it passed", func(t *testing.T) { harborHealthcheck(t, rec) })
 	assert.Equal(t, results.StatusFinished, rec.Status)
 	assertNoLeftovers(t, eng, rec.RunID)
 }
 
-// checkHarborFixtureTask checks the oracle, nop and snapshot trials of
-// one fixture task against expected.json.
+// snapshotFixtures are the fixture tasks TestEngineHarborSnapshot grades
+// from a snapshot, besides those whose expected.json says how a snapshot
+// grades them (snapshot_oracle, snapshot_mode, a separate verifier) or
+// lists tamper findings: each needs something the snapshot's fresh
+// container must carry over or set up again (the filesystem outside the
+// work dir, owners, the verifier's user, env, work dir, network, memory,
+// services, an allowlist, /logs, artifacts, the entrypoint's service, a
+// container the agent's timeout stopped), and reward-txt is the plainest.
+var snapshotFixtures = []string{
+	"agent-timeout", "allowlist", "artifacts", "compose-sidecar", "entrypoint-service", "env-templating",
+	"exact-tree", "logs-dirs", "memory-string", "no-network", "outside-workdir", "owned-workdir",
+	"reward-txt", "run-as-users", "verifier-network", "workdir-override",
+}
+
+// The fixture tasks graded from a snapshot (grading: snapshot) with the
+// oracle: the reward is the live grade's unless expected.json says
+// otherwise, and so are the tamper findings (less reward-writer, which
+// only a live grade shows).
+func TestEngineHarborSnapshot(t *testing.T) {
+	t.Parallel()
+	eng := requireEngine(t)
+	exp := readHarborExpected(t)
+	unsetHostEnv(t, exp.HostEnvUnset)
+	root := harborFixtureDir(t)
+	include := slices.Clone(snapshotFixtures)
+	for name, want := range exp.Tasks {
+		if want.SnapshotOracle != nil || want.SnapshotMode != "" || want.Mode != "" || len(want.Tamper) > 0 {
+			include = append(include, name)
+		}
+	}
+	slices.Sort(include)
+	include = slices.Compact(include)
+	suiteFile := writeSuite(t, `
+name: harbor-snapshot
+variants:
+  snapshot: {agent: oracle, grading: snapshot}
+images: `+imagesYAML(exp.ImageMap)+`
+concurrency: 2
+retries: 1
+results: RESULTS
+`)
+	rec, res := runSuite(t, eng, suiteFile, suite.Options{Path: []string{filepath.Join(root, "tasks")}, Include: include})
+	require.Len(t, res, len(include))
+	for _, name := range include {
+		t.Run(name, func(t *testing.T) { checkHarborSnapshot(t, res, name, exp.Tasks[name]) })
+	}
+	t.Run("no process of the agent's survives a snapshot", func(t *testing.T) {
+		log := readFile(t, filepath.Join(rec.Dir, "planted-reward__snapshot__1", results.GraderLog))
+		assert.Contains(t, log, "plant-loop processes alive: 0\n")
+	})
+	t.Run("artifacts are collected after the verifier, with a manifest", func(t *testing.T) { harborArtifacts(t, rec, "snapshot") })
+	assert.Equal(t, results.StatusFinished, rec.Status)
+	assertNoLeftovers(t, eng, rec.RunID)
+}
+
+// checkHarborSnapshot checks the snapshot-graded oracle trial of one
+// fixture task against expected.json.
+func checkHarborSnapshot(t *testing.T, res map[string]*results.Result, name string, want harborExpectedTask) {
+	snap := res[name+"__snapshot__1"]
+	require.NotNil(t, snap)
+	wantMode := suite.GradingSnapshot
+	if want.SnapshotMode != "" {
+		wantMode = want.SnapshotMode
+	}
+	assert.Equal(t, wantMode, snap.GradePhase.Mode)
+	wantReward := want.Oracle
+	if want.SnapshotOracle != nil {
+		wantReward = want.SnapshotOracle
+	}
+	if assert.NotNil(t, snap.Reward, "snapshot: %s", snap.Error) && wantReward != nil {
+		assert.Equal(t, *wantReward, *snap.Reward, "the oracle graded from a snapshot")
+	}
+	checkHarborTamper(t, snap, want, slices.DeleteFunc(slices.Clone(want.Tamper), func(k string) bool { return k == tamper.KindRewardWriter }))
+}
+
+// checkHarborFixtureTask checks the oracle and nop trials of one fixture
+// task against expected.json.
 func checkHarborFixtureTask(t *testing.T, rec *results.RunRecord, res map[string]*results.Result, name string, want harborExpectedTask) {
 	oracle, nop := res[name+"__oracle__1"], res[name+"__nop__1"]
 	require.NotNil(t, oracle)
@@ -174,25 +254,7 @@ func checkHarborFixtureTask(t *testing.T, rec *results.RunRecord, res map[string
 		wantMode = want.Mode
 	}
 	assert.Equal(t, wantMode, oracle.GradePhase.Mode)
-	if snap := res[name+"__snapshot__1"]; assert.NotNil(t, snap) {
-		wantSnapMode := suite.GradingSnapshot
-		if want.SnapshotMode != "" {
-			wantSnapMode = want.SnapshotMode
-		}
-		assert.Equal(t, wantSnapMode, snap.GradePhase.Mode)
-		wantSnap := want.Oracle
-		if want.SnapshotOracle != nil {
-			wantSnap = want.SnapshotOracle
-		}
-		if assert.NotNil(t, snap.Reward, "snapshot: %s", snap.Error) && wantSnap != nil {
-			assert.Equal(t, *wantSnap, *snap.Reward, "the oracle graded from a snapshot")
-		}
-	}
-
 	checkHarborTamper(t, oracle, want, want.Tamper)
-	if snap := res[name+"__snapshot__1"]; snap != nil {
-		checkHarborTamper(t, snap, want, slices.DeleteFunc(slices.Clone(want.Tamper), func(k string) bool { return k == tamper.KindRewardWriter }))
-	}
 
 	wantOutcome := want.OracleOutcome
 	if wantOutcome == "" {
@@ -245,32 +307,35 @@ func harborPlantedRewards(t *testing.T, rec *results.RunRecord) {
 	assert.NotContains(t, readFile(t, filepath.Join(rec.Dir, "planted-tests__oracle__1", results.GraderLog)), "FAIL")
 }
 
-func harborRewritingLoop(t *testing.T, rec *results.RunRecord, res map[string]*results.Result) {
+// harborRewritingLoop checks the live grade beside planted-reward's loop:
+// it is listed, it ran (in its turns) while the verifier did, and what it
+// wrote there voided the grade (expected.json: tampered).
+func harborRewritingLoop(t *testing.T, res map[string]*results.Result) {
 	live := res["planted-reward__oracle__1"]
 	require.NotNil(t, live)
-	assert.NotEmpty(t, live.GradePhase.AgentProcesses, "the loop ran while the verifier did, and says so")
-	assert.Contains(t, strings.Join(live.GradePhase.AgentProcesses, "\n"), "plant-loop")
-	log := readFile(t, filepath.Join(rec.Dir, "planted-reward__snapshot__1", results.GraderLog))
-	assert.Contains(t, log, "plant-loop processes alive: 0\n", "no process of the agent survives the snapshot")
+	assert.Contains(t, strings.Join(live.GradePhase.AgentProcesses, "\n"), "plant-loop", "the loop is listed with the live grade")
+	if assert.NotNil(t, live.RewardError) {
+		assert.Contains(t, live.RewardError.Detail, "/logs/verifier/reward", "what the loop wrote in its turn is named")
+	}
 }
 
-func harborArtifacts(t *testing.T, rec *results.RunRecord) {
-	for _, variant := range []string{"oracle", "snapshot"} {
-		dir := filepath.Join(rec.Dir, "artifacts__"+variant+"__1", "logs", "artifacts")
-		assert.Equal(t, "summary\n", readFile(t, filepath.Join(dir, "summary-copy.txt")), variant)
-		assert.Equal(t, "all good\n", readFile(t, filepath.Join(dir, "out", "report.txt")), variant)
-		assert.Equal(t, "detail\n", readFile(t, filepath.Join(dir, "out", "details", "one.txt")), variant)
-		assert.NoFileExists(t, filepath.Join(dir, "out", "build.log"), "%s: excluded", variant)
-		var manifest []harbor.ArtifactEntry
-		require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, harbor.ArtifactManifest))), &manifest))
-		require.Len(t, manifest, 3, variant)
-		assert.Equal(t, harbor.ArtifactEntry{Source: "/var/tmp/summary.txt", Destination: "artifacts/summary-copy.txt", Type: "file", Status: "ok"}, manifest[0])
-		assert.Equal(t, harbor.ArtifactEntry{Source: "/app/out", Destination: "artifacts/out", Type: "directory", Status: "ok"}, manifest[1])
-		assert.Equal(t, "failed", manifest[2].Status)
-		assert.Contains(t, manifest[2].Error, "/app/never-written.txt does not exist")
+func harborArtifacts(t *testing.T, rec *results.RunRecord, variant string) {
+	dir := filepath.Join(rec.Dir, "artifacts__"+variant+"__1", "logs", "artifacts")
+	assert.Equal(t, "summary\n", readFile(t, filepath.Join(dir, "summary-copy.txt")))
+	assert.Equal(t, "all good\n", readFile(t, filepath.Join(dir, "out", "report.txt")))
+	assert.Equal(t, "detail\n", readFile(t, filepath.Join(dir, "out", "details", "one.txt")))
+	assert.NoFileExists(t, filepath.Join(dir, "out", "build.log"), "excluded")
+	var manifest []harbor.ArtifactEntry
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, harbor.ArtifactManifest))), &manifest))
+	require.Len(t, manifest, 3)
+	assert.Equal(t, harbor.ArtifactEntry{Source: "/var/tmp/summary.txt", Destination: "artifacts/summary-copy.txt", Type: "file", Status: "ok"}, manifest[0])
+	assert.Equal(t, harbor.ArtifactEntry{Source: "/app/out", Destination: "artifacts/out", Type: "directory", Status: "ok"}, manifest[1])
+	assert.Equal(t, "failed", manifest[2].Status)
+	assert.Contains(t, manifest[2].Error, "/app/never-written.txt does not exist")
+	if variant == "oracle" {
+		nop := filepath.Join(rec.Dir, "artifacts__nop__1", "logs", "artifacts", harbor.ArtifactManifest)
+		assert.FileExists(t, nop, "nop's manifest says what was missing")
 	}
-	nop := filepath.Join(rec.Dir, "artifacts__nop__1", "logs", "artifacts", harbor.ArtifactManifest)
-	assert.FileExists(t, nop, "nop's manifest says what was missing")
 }
 
 func harborHealthcheck(t *testing.T, rec *results.RunRecord) {
@@ -330,9 +395,18 @@ retries = 2
 	assert.Contains(t, r.Error, `healthcheck "echo not yet; exit 3" failed 2 times in a row (last exit 3)`)
 	log := readFile(t, filepath.Join(rec.Dir, "unhealthy__oracle__1", harbor.HealthcheckLog))
 	assert.Contains(t, log, "not yet")
-	// The start period is long enough for one run even where an exec takes
-	// most of a second (seen on a slow engine).
-	assert.GreaterOrEqual(t, strings.Count(log, "=== exit 3"), 3, "failures in the start period do not count:\n%s", log)
+	// Failures in the start period (3 s from the first run's start) do not
+	// count: every run that ended inside it comes on top of the two that
+	// failed the check. How many ended inside it is the machine's speed.
+	runs := regexp.MustCompile(`=== healthcheck run \d+ \(([0-9.]+)s after the first\)`).FindAllStringSubmatch(log, -1)
+	inside := 0
+	for _, m := range runs {
+		if after, _ := strconv.ParseFloat(m[1], 64); after <= 2.9 {
+			inside++
+		}
+	}
+	assert.Equal(t, strings.Count(log, "=== exit 3"), len(runs), log)
+	assert.GreaterOrEqual(t, len(runs), 2+inside, "failures in the start period do not count:\n%s", log)
 	assertNoLeftovers(t, eng, rec.RunID)
 }
 

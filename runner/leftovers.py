@@ -478,7 +478,7 @@ def run_turns(d, c, turns, watch, flags, deadline, verdict, errors):
             watch.drain(turns)
             started = any(g == "verifier" and root for _, g, root in turns.classify("verifier"))
             if not started:
-                time.sleep(0.01)
+                time.sleep(0.002)
                 continue
         turns.stop("verifier", "verifier")
         running = turns.agent_running()
@@ -486,7 +486,7 @@ def run_turns(d, c, turns, watch, flags, deadline, verdict, errors):
             errors.append("%d process(es) of the agent's ran in the verifier's turn" % len(running))
         verifier = [k for k in turns.members("verifier") if turns.state(k) not in (None, "Z", "X")]
         mark(d, "agent")
-        while "agent" not in watch.drain(turns):
+        while "agent" not in watch.drain(turns) and not watch.overflow:
             time.sleep(0.001)
         turns.resume("agent")
         turns.turn_for("agent", AGENT_TURN, {"release": False}, None)
@@ -499,7 +499,7 @@ def run_turns(d, c, turns, watch, flags, deadline, verdict, errors):
                 if turns.state(k) in (None, "Z", "X"):
                     errors.append("process %d of the verifier's was killed in the agent's turn" % k[0])
         mark(d, "verifier")
-        while "verifier" not in watch.drain(turns):
+        while "verifier" not in watch.drain(turns) and not watch.overflow:
             time.sleep(0.001)
         turns.resume("verifier")
         turns.turn_for("verifier", VERIFIER_TURN, flags, watch)
@@ -507,7 +507,7 @@ def run_turns(d, c, turns, watch, flags, deadline, verdict, errors):
     # read what is left.
     turns.stop("agent", "verifier")
     mark(d, "end")
-    while "end" not in watch.drain(turns):
+    while "end" not in watch.drain(turns) and not watch.overflow:
         time.sleep(0.001)
 
 
