@@ -85,19 +85,21 @@ func TestLoad(t *testing.T) {
 
 	// The outcomes each trial may have. Any agent may outlast its
 	// timeout on a host this loaded (2 s for load-agent-timeout, where
-	// slow never ends in time; 60 s elsewhere): its trial is still graded,
-	// and the load's point is that every trial ends with one result and no
-	// infrastructure error, not how fast the host is.
-	const timedOut = grader.OutcomeAgentTimeout
+	// slow never ends in time; 60 s elsewhere), and any grader its 60 s:
+	// the trial is graded all the same, and the load's point is that every
+	// trial ends with one result and no infrastructure error, not how fast
+	// the host is.
+	const timedOut, graderTimedOut = grader.OutcomeAgentTimeout, grader.OutcomeVerifierTimeout
 	want := map[string]map[string][]grader.Outcome{
 		"load-ok": {
-			"oracle": {grader.OutcomePassed, timedOut}, "nop": {grader.OutcomeFailed}, "solve": {grader.OutcomePassed, timedOut},
-			"slow": {grader.OutcomePassed, timedOut}, "wrong": {grader.OutcomeFailed, timedOut},
+			"oracle": {grader.OutcomePassed, timedOut, graderTimedOut}, "nop": {grader.OutcomeFailed, graderTimedOut},
+			"solve": {grader.OutcomePassed, timedOut, graderTimedOut}, "slow": {grader.OutcomePassed, timedOut, graderTimedOut},
+			"wrong": {grader.OutcomeFailed, timedOut, graderTimedOut},
 		},
 		"load-agent-timeout": {
-			"oracle": {grader.OutcomePassed, timedOut}, "nop": {grader.OutcomeFailed},
-			"solve": {grader.OutcomePassed, timedOut}, "slow": {timedOut},
-			"wrong": {grader.OutcomeFailed, timedOut},
+			"oracle": {grader.OutcomePassed, timedOut, graderTimedOut}, "nop": {grader.OutcomeFailed, graderTimedOut},
+			"solve": {grader.OutcomePassed, timedOut, graderTimedOut}, "slow": {timedOut},
+			"wrong": {grader.OutcomeFailed, timedOut, graderTimedOut},
 		},
 	}
 	counts := map[grader.Outcome]int{}
@@ -110,8 +112,8 @@ func TestLoad(t *testing.T) {
 			assert.Contains(t, []grader.Outcome{grader.OutcomeVerifierTimeout, timedOut}, res.Outcome, res.Trial)
 			assert.True(t, res.GradePhase.TimedOut, "%s: the grader ran past its timeout", res.Trial)
 		case "load-malformed":
-			assert.Contains(t, []grader.Outcome{grader.OutcomeFailed, timedOut}, res.Outcome, res.Trial)
-			if assert.NotNil(t, res.RewardError, res.Trial) {
+			assert.Contains(t, []grader.Outcome{grader.OutcomeFailed, timedOut, graderTimedOut}, res.Outcome, res.Trial)
+			if !res.GradePhase.TimedOut && assert.NotNil(t, res.RewardError, res.Trial) {
 				assert.Equal(t, grader.RewardMalformed, res.RewardError.Kind, res.Trial)
 			}
 		default:
