@@ -112,7 +112,8 @@ func TestLoad(t *testing.T) {
 			assert.Contains(t, []grader.Outcome{grader.OutcomeVerifierTimeout, timedOut}, res.Outcome, res.Trial)
 			assert.True(t, res.GradePhase.TimedOut, "%s: the grader ran past its timeout", res.Trial)
 		case "load-malformed":
-			assert.Contains(t, []grader.Outcome{grader.OutcomeFailed, timedOut, graderTimedOut}, res.Outcome, res.Trial)
+			// What the grader wrote does not parse: the task's own defect.
+			assert.Contains(t, []grader.Outcome{grader.OutcomeTaskError, timedOut, graderTimedOut}, res.Outcome, res.Trial)
 			if !res.GradePhase.TimedOut && assert.NotNil(t, res.RewardError, res.Trial) {
 				assert.Equal(t, grader.RewardMalformed, res.RewardError.Kind, res.Trial)
 			}
