@@ -184,7 +184,7 @@ func TestRunRecordsRefusedTasks(t *testing.T) {
 	eng.agent = answerAgent
 	rec := fakeRun(t, eng, context.Background(), req)
 
-	assert.Equal(t, 1, rec.ExitCode, "a refused task fails the run")
+	assert.Equal(t, results.ExitTask, rec.ExitCode, "a refused task fails the run")
 	assert.Equal(t, results.StatusFinished, rec.Status)
 	assert.Empty(t, rec.NotRun)
 	assert.Empty(t, rec.Expectations, "a refused trial is held to no expectation")
@@ -197,7 +197,7 @@ func TestRunRecordsRefusedTasks(t *testing.T) {
 	// The next run reuses the answer's results and checks the refused task
 	// again: nothing of it is cached.
 	again := fakeRun(t, newFake(), context.Background(), req)
-	assert.Equal(t, 1, again.ExitCode)
+	assert.Equal(t, results.ExitTask, again.ExitCode)
 	for _, tr := range again.Trials {
 		assert.Equal(t, !strings.HasPrefix(tr.Trial, "gpus__"), tr.Cached, tr.Trial)
 	}
@@ -296,7 +296,7 @@ func TestRunOnlyRefusedOpensNoEngine(t *testing.T) {
 	}}
 	rec, err := r.Run(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, 1, rec.ExitCode)
+	assert.Equal(t, results.ExitTask, rec.ExitCode)
 	require.Len(t, rec.Trials, 1)
 	assert.Equal(t, grader.OutcomeRefused, rec.Trials[0].Outcome)
 	assert.FileExists(t, filepath.Join(rec.Dir, "steps__oracle__1", results.ResultFile))
@@ -314,14 +314,14 @@ func TestResumeChecksRefusedTasksAgain(t *testing.T) {
 	require.NoError(t, err)
 	eng := newFake()
 	rec := fakeRun(t, eng, context.Background(), req)
-	require.Equal(t, 1, rec.ExitCode)
+	require.Equal(t, results.ExitExpectation, rec.ExitCode)
 
 	still, err := PrepareResume(req.Config.Results, rec.RunID, suite.Options{})
 	require.NoError(t, err)
 	require.Len(t, still.Refused, 1)
 	eng2 := newFake()
 	rec2 := fakeRun(t, eng2, context.Background(), still)
-	assert.Equal(t, 1, rec2.ExitCode)
+	assert.Equal(t, results.ExitExpectation, rec2.ExitCode)
 	assert.Zero(t, eng2.starts, "kept results and a refused task start nothing")
 	assert.Equal(t, rec.Refused, rec2.Refused)
 

@@ -32,7 +32,7 @@ results: RESULTS
 `)
 	rec, res := runSuite(t, eng, suiteFile, suite.Options{Path: []string{root}})
 
-	assert.Equal(t, 1, rec.ExitCode, "a refused task fails the run")
+	assert.Equal(t, results.ExitTask, rec.ExitCode, "a refused task fails the run")
 	assert.Equal(t, results.StatusFinished, rec.Status)
 	assert.Empty(t, rec.NotRun)
 	require.Len(t, res, 6, "every task's trials have a result: %v", rec.Trials)

@@ -284,7 +284,7 @@ func TestRunInfraErrorAfterRetries(t *testing.T) {
 		return nil
 	}
 	rec := fakeRun(t, eng, context.Background(), fakeRequest(t, fakeSuite, suite.Options{Retries: 2, Variants: []string{"right"}}))
-	assert.Equal(t, 1, rec.ExitCode)
+	assert.Equal(t, results.ExitInfra, rec.ExitCode)
 	res, err := results.ReadResult(filepath.Join(rec.Dir, "answer__right__1", results.ResultFile))
 	require.NoError(t, err)
 	assert.Equal(t, grader.OutcomeInfraError, res.Outcome)
@@ -335,7 +335,7 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 	req := fakeRequest(t, fakeSuite, suite.Options{})
 	rec := fakeRun(t, eng, ctx, req)
 	assert.Equal(t, results.StatusInterrupted, rec.Status)
-	assert.Equal(t, 1, rec.ExitCode)
+	assert.Equal(t, results.ExitInfra, rec.ExitCode)
 	assert.Equal(t, []string{"answer__wrong__1"}, rec.NotRun)
 	assert.FileExists(t, filepath.Join(rec.Dir, "answer__right__1", results.ResultFile))
 	assert.NoFileExists(t, filepath.Join(rec.Dir, "answer__wrong__1", results.ResultFile))
@@ -537,8 +537,8 @@ func TestPrepareRefusesWhatTheRunnerCannotDo(t *testing.T) {
 			assert.Contains(t, r.Rule, tc.want)
 
 			_, err = PrepareVerify(t.Context(), []string{task}, suite.Options{Cwd: dir, Results: filepath.Join(dir, "results")}, VerifyOptions{})
-			var ue *suite.UsageError
-			require.ErrorAs(t, err, &ue, "task verify still refuses before anything runs")
+			var re *RefusedError
+			require.ErrorAs(t, err, &re, "task verify still refuses before anything runs")
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
