@@ -9,8 +9,8 @@
 // read-only and a pristine copy of tests/ taken from the host task dir. A
 // Harbor task is graded with Harbor's semantics: by RunLive in the agent's
 // own container, still running, with /tests and /logs/verifier made anew
-// right before test.sh (and the reward dir watched afterwards when the
-// agent left processes running), or by Run in a fresh container from a
+// right before test.sh (and, when the agent left processes running, those
+// processes taking turns with the verifier's: RunLiveGuarded), or by Run in a fresh container from a
 // snapshot of the agent's (a variant's grading: snapshot).
 //
 // Its API: Run and RunLive (a Grade from a Request), the outcomes and

@@ -2,11 +2,7 @@ package grader
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -68,7 +64,6 @@ func RunLiveGuarded(ctx context.Context, eng sandbox.Engine, containerID string,
 		return Grade{}, err
 	}
 	p.live = true
-	p.watch = req.Watch
 	p.testsDirs = req.TestsDirs
 	g := Grade{LogPath: p.logPath}
 	if err := freshDir(p.rewardDir); err != nil {
@@ -143,51 +138,3 @@ func (p *plan) graderUser(ctx context.Context, eng sandbox.Engine) (string, erro
 	}
 	return info.User, nil
 }
-
-// maxWatch bounds the reward dir's watch after a slow verifier.
-const maxWatch = 15 * time.Second
-
-// watchRewardDir makes the reward dir anew, empty, waits p.watch (or as
-// long as the verifier ran, up to maxWatch) and looks
-// again: the verifier has finished, so whatever appears came from another
-// process, one that could as well have written while the verifier ran.
-// What it wrote is kept in TrialDir/verifier-planted for the record.
-func (p *plan) watchRewardDir(ctx context.Context, eng sandbox.Engine, id string, g *Grade) error {
-	if err := rootExec(ctx, eng, id, []string{"sh", "-c", `rm -rf -- "$1" && mkdir -p -- "$1" && chmod 0755 -- "$1"`, "sh", p.rewardMount}); err != nil {
-		return fmt.Errorf("make %s anew in %s to watch it: %w", p.rewardMount, p.what, err)
-	}
-	// A process that wrote while test.sh ran writes again within about as
-	// long, however slow a loaded machine makes it: the watch lasts as long
-	// as test.sh did (within p.watch and maxWatch).
-	watch := min(max(p.watch, g.CommandDuration), max(p.watch, maxWatch))
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(watch):
-	}
-	planted := filepath.Join(filepath.Dir(p.rewardDir), PlantedDir)
-	if err := freshDir(planted); err != nil {
-		return err
-	}
-	if err := eng.CopyOut(ctx, id, p.rewardMount, planted, liveRewardLimits); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("copy %s out of %s after the verifier: %w", p.rewardMount, p.what, err)
-	}
-	entries, err := os.ReadDir(planted)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", planted, err)
-	}
-	if len(entries) == 0 {
-		return os.Remove(planted)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	g.Tampered = fmt.Sprintf("within %s after the verifier finished, a process other than the verifier wrote %s into %s (kept in %s); the reward is not the verifier's alone",
-		watch.Round(time.Millisecond), strings.Join(names, ", "), p.rewardMount, PlantedDir)
-	return nil
-}
-
-// PlantedDir is the trial dir's record of what was written into a live
-// grade's reward dir after the verifier finished (see Request.Watch).
-const PlantedDir = "verifier-planted"

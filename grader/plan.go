@@ -1,8 +1,6 @@
 package grader
 
 import (
-	"time"
-
 	"errors"
 	"fmt"
 	"io"
@@ -37,8 +35,6 @@ type plan struct {
 	// live: the grade runs in the agent's own container (RunLive), whose
 	// reward dir is copied out, not mounted.
 	live bool
-	// watch: how long a live grade's reward dir is watched afterwards.
-	watch time.Duration
 	// testsDirs: a live grade's host dirs for /tests, in order.
 	testsDirs []string
 }

@@ -84,12 +84,6 @@ type Request struct {
 	// Mounts are more host directories for a Harbor grading container:
 	// Harbor's /logs/artifacts, which the verifier sees as the agent left it.
 	Mounts []sandbox.Mount
-	// Watch, for a live grade, is how long the reward dir is watched once
-	// the verifier has finished and its reward is copied out: it is made
-	// anew, empty, and anything written into it in that time came from a
-	// process that is not the verifier (one the agent left running), so
-	// the grade's reward is not trusted (RewardTampered). 0: no watch.
-	Watch time.Duration
 	// Service, for a grade of a multi-container task in a fresh container
 	// (a native grade or a Harbor snapshot), is main's place among the
 	// trial's services: their network, under main's name, and main's
@@ -128,8 +122,9 @@ type Grade struct {
 	Duration        time.Duration `json:"duration"`             // the whole grade: start to removal
 	CommandDuration time.Duration `json:"command_duration"`     // the grader command alone
 	Warnings        []string      `json:"warnings,omitempty"`   // cleanup that failed without spoiling the grade
-	// Tampered, for a live grade, names what a process other than the
-	// verifier wrote into the reward dir while it was watched (Request.Watch).
+	// Tampered, for a live grade, names what a process the
+	// agent left changed in /tests or the reward dir while the verifier's
+	// processes were stopped (RunLiveGuarded).
 	Tampered string `json:"tampered,omitempty"`
 }
 
@@ -255,9 +250,6 @@ func (p *plan) grade(ctx context.Context, eng sandbox.Engine, id string, since t
 		// container (timed out, or stopped under the grader) still has it.
 		if err := eng.CopyOut(ctx, c.ID, p.rewardMount, p.rewardDir, liveRewardLimits); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("copy %s out of %s: %w", p.rewardMount, p.what, err)
-		}
-		if p.watch > 0 && !res.TimedOut && err == nil && g.RewardErr == nil {
-			return p.watchRewardDir(ctx, eng, c.ID, g)
 		}
 		return nil
 	}

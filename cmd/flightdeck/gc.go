@@ -26,8 +26,8 @@ func runGC(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	eng, err := sandbox.New(ctx)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
-		return exitUsage
+		fmt.Fprintf(env.stderr, "flightdeck gc: %v\n", err)
+		return exitInfra
 	}
 	defer eng.Close()
 	reaped, err := eng.Reap(ctx, sandbox.ReapOptions{RunID: *runID, OrphansOnly: !*all, TaskImages: *images})

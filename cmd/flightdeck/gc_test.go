@@ -52,7 +52,7 @@ func TestGCFlags(t *testing.T) {
 func TestGCWithoutEngine(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
 	code, _, stderr := gc(t)
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, exitInfra, code, "an engine that does not answer is the infrastructure's failure")
 	assert.Contains(t, stderr, "DOCKER_HOST")
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 }

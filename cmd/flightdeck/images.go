@@ -44,7 +44,8 @@ func imageIndexDir() string {
 	return dir
 }
 
-// openImageStore connects to the engine for the images commands.
+// openImageStore connects to the engine for the images commands; an
+// engine that does not answer is the infrastructure's failure (exitInfra).
 func openImageStore(ctx context.Context, env *cliEnv, name string) (*sandbox.Docker, bool) {
 	d, err := sandbox.New(ctx)
 	if err != nil {
@@ -66,7 +67,7 @@ func runImagesLs(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	d, ok := openImageStore(ctx, env, "images ls")
 	if !ok {
-		return exitUsage
+		return exitInfra
 	}
 	defer d.Close()
 	list, err := runner.CachedImages(ctx, d, imageIndexDir())
@@ -191,7 +192,7 @@ func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	d, ok := openImageStore(ctx, env, "images prune")
 	if !ok {
-		return exitUsage
+		return exitInfra
 	}
 	defer d.Close()
 	sum, err := runner.PruneImages(ctx, d, imageIndexDir(), p, time.Now())
@@ -380,7 +381,7 @@ func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	d, ok := openImageStore(ctx, env, "images save")
 	if !ok {
-		return exitUsage
+		return exitInfra
 	}
 	defer d.Close()
 	m, refs, err := manifestFor(ctx, d, lines)
@@ -499,7 +500,7 @@ func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
 	path := absPath(env.cwd, fs.Arg(0))
 	d, ok := openImageStore(ctx, env, "images load")
 	if !ok {
-		return exitUsage
+		return exitInfra
 	}
 	defer d.Close()
 	m, err := loadBundle(ctx, d, path)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -29,6 +30,9 @@ func TestScripts(t *testing.T) {
 			// $FIXTURES: the project's fixtures directory.
 			fixtures, err := filepath.Abs(filepath.Join("..", "..", "fixtures"))
 			env.Setenv("FIXTURES", fixtures)
+			// $UNIQ: a name part no other test process uses at the same
+			// time, for the engine objects a script names itself.
+			env.Setenv("UNIQ", strconv.FormatInt(int64(os.Getpid()), 36)+strconv.FormatInt(time.Now().UnixNano()%(1<<30), 36))
 			return err
 		},
 		Condition: func(cond string) (bool, error) {
