@@ -45,6 +45,9 @@ type keyInput struct {
 	NoSubstitute bool `json:"no_substitute,omitempty"`
 	// VerifierOffline grades with no network in the verifier's phase.
 	VerifierOffline bool `json:"verifier_offline,omitempty"`
+	// NoSettle: the agent starts without the wait for an entrypoint of
+	// the image's own to settle.
+	NoSettle bool `json:"no_settle,omitempty"`
 	// Patch: the oracle applies solution/reference.patch.
 	Patch bool `json:"patch,omitempty"`
 	// Memory: the result records the agent's peak memory.
@@ -55,7 +58,7 @@ type keyInput struct {
 const cacheDirName = ".cache"
 
 // harborModel is the current Harbor-way container model's name in cache keys.
-const harborModel = "live-1"
+const harborModel = "live-2" // live-2: the agent waits for an entrypoint of the image's own to settle
 
 func (k keyInput) key() string {
 	data, _ := json.Marshal(k) // plain values: cannot fail

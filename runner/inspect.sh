@@ -21,6 +21,15 @@
 #                                    records and MD5s (the record's, the
 #                                    content's, symlinks followed):
 #                                    "PATH\tPACKAGE\tRECORD\tCONTENT\n"
+#   inspect.sh PID settle QUIET_MS MAX_MS
+#                                    waits until the container has settled:
+#                                    for QUIET_MS on end no process of its
+#                                    own is running or waiting on the disk,
+#                                    none started, ended or used CPU time, and
+#                                    no socket began or stopped listening;
+#                                    at most MAX_MS. Prints "settled MS" or
+#                                    "unsettled MS", then what was still
+#                                    changing ("busy PID COMM STATE" lines)
 set -u
 pid="$1"
 root="/proc/$1/root"
@@ -43,6 +52,73 @@ list)
 		close(f)
 	}' | tr '\n' '\0'
 	printf 'K %s %s %s\0' "$(getconf CLK_TCK)" "$(cut -d' ' -f1 /proc/uptime)" "$(date +%s.%N)"
+	;;
+settle)
+	# One process, no fork per look: on a loaded machine a look made of
+	# shell tools takes longer than the quiet period it measures.
+	exec perl -e '
+use strict;
+use warnings;
+use Time::HiRes qw(time sleep);
+my ($pid, $quiet, $most) = @ARGV;
+my $ns = readlink("/proc/$pid/ns/pid");
+defined $ns or die "inspect.sh: cannot read the container'"'"'s PID namespace\n";
+# The listening sockets of the container'"'"'s network namespace.
+sub listening {
+	my @l;
+	for my $f (qw(tcp tcp6 udp udp6 unix)) {
+		open(my $h, "<", "/proc/$pid/net/$f") or next;
+		<$h>;
+		while (<$h>) {
+			my @x = split;
+			if ($f =~ /^tcp/) { push @l, "$f $x[1]" if $x[3] eq "0A" }
+			elsif ($f =~ /^udp/) { push @l, "$f $x[1]" }
+			elsif ($x[3] eq "00010000") { push @l, "unix " . ($x[7] // $x[6]) }
+		}
+	}
+	return sort @l;
+}
+# The container'"'"'s processes: PID => "STATE CPU-TICKS COMM".
+sub procs {
+	my %p;
+	opendir(my $d, "/proc") or die "inspect.sh: /proc: $!\n";
+	for my $n (grep { /^\d+$/ } readdir $d) {
+		my $l = readlink("/proc/$n/ns/pid");
+		next unless defined $l && $l eq $ns;
+		open(my $h, "<", "/proc/$n/stat") or next;
+		my $s = <$h>;
+		next unless defined $s && $s =~ /^\d+ \((.*)\) (.*)$/s;
+		my ($comm, @x) = ($1, split(" ", $2));
+		$p{$n} = "$x[0] " . ($x[11] + $x[12]) . " $comm";
+	}
+	return \%p;
+}
+my $start = time;
+my ($last, $lastp, $lastl, $since) = ("", {}, "", $start);
+while (1) {
+	my $p = procs();
+	my $l = join("\n", listening());
+	my $cur = join("\n", map { "$_ $p->{$_}" } sort { $a <=> $b } keys %$p) . "\n" . $l;
+	my @busy = grep { $p->{$_} =~ /^[RD] / } sort { $a <=> $b } keys %$p;
+	my $now = time;
+	$since = $now if $cur ne $last || @busy;
+	my $ms = int(($now - $start) * 1000);
+	if (($now - $since) * 1000 >= $quiet) { print "settled $ms\n"; exit 0 }
+	if ($ms >= $most) {
+		print "unsettled $ms\n";
+		my %all = (%$p, %$lastp);
+		for my $n (sort { $a <=> $b } keys %all) {
+			my ($a, $b) = ($p->{$n} // "", $lastp->{$n} // "");
+			next unless $a =~ /^[RD] / || $a ne $b;
+			my ($st, $cpu, $comm) = split(" ", $a || $b, 3);
+			print "busy $n $comm ", ($a ? $st : "ended"), "\n";
+		}
+		print "sockets changed\n" if $l ne $lastl;
+		exit 0;
+	}
+	($last, $lastp, $lastl) = ($cur, $p, $l);
+	sleep 0.05;
+}' "$pid" "$2" "$3"
 	;;
 dpkg)
 	shift

@@ -193,6 +193,10 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 		}
 		s.progress.phase(t, PhaseAgent)
 	}
+	// An entrypoint of the image's own may still be starting what it
+	// starts in the background (settle.go); what it started by then is
+	// the container's own, not the agent's.
+	h.settle(ctx)
 	if err := h.entrypointExited(ctx, "before the agent started"); err != nil {
 		return err
 	}

@@ -264,6 +264,9 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 				// applies it already.
 				continue
 			}
+			if v.NoSettle && !mayRace(t) {
+				continue
+			}
 			if v.VerifierOffline {
 				// Only a verifier with a network can need it.
 				if p, err := harbor.PolicyFor(t.Config, harbor.NetVerifier); err != nil || p.Mode == harbor.NetworkNone {
@@ -277,7 +280,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			}
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
 				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
-				VerifierOffline: v.VerifierOffline, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
+				VerifierOffline: v.VerifierOffline, NoSettle: v.NoSettle, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
 			if v.Tamper == suite.TamperFail || v.Tamper == suite.TamperOff {
 				in.Tamper = v.Tamper
 			}

@@ -129,6 +129,10 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 		variants = append(variants, suite.Variant{Name: results.VerifyOffline, Agent: suite.AgentOracle,
 			HarborOnly: true, VerifierOffline: true, Attempts: 1})
 	}
+	if !slices.Contains(vo.Skip, audit.CheckStart) {
+		variants = append(variants, suite.Variant{Name: results.VerifyUnsettled, Agent: suite.AgentOracle,
+			HarborOnly: true, NoSettle: true, Attempts: 1})
+	}
 	if !slices.Contains(vo.Skip, audit.CheckPatch) {
 		variants = append(variants, suite.Variant{Name: results.VerifyPatch, Agent: suite.AgentOracle, Patch: true, Attempts: 1})
 	}

@@ -78,6 +78,8 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 				in.Snapshot = res
 			case results.VerifyEnv:
 				in.EnvRun = res
+			case results.VerifyUnsettled:
+				in.Unsettled = res
 			case results.VerifyOffline:
 				in.Offline = res
 			case results.VerifyPatch:

@@ -52,7 +52,7 @@ func (d *Docker) InspectImage(ctx context.Context, ref string) (ImageInfo, error
 	}
 	info := ImageInfo{ID: res.ID}
 	if c := res.Config; c != nil {
-		info.Workdir, info.User, info.Env = c.WorkingDir, c.User, c.Env
+		info.Workdir, info.User, info.Env, info.Entrypoint = c.WorkingDir, c.User, c.Env, c.Entrypoint
 	}
 	return info, nil
 }

@@ -172,6 +172,8 @@ type ImageInfo struct {
 	Workdir string
 	User    string
 	Env     []string
+	// Entrypoint is the image's own ENTRYPOINT; nil when it has none.
+	Entrypoint []string
 }
 
 // Mount binds a host path into a container.

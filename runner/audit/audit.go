@@ -37,6 +37,7 @@ const (
 	CheckBase     = "base"     // the oracle ran on the base images the task names, not a stand-in
 	CheckFlaky    = "flaky"    // the oracle's runs agree
 	CheckLive     = "live"     // the oracle passes graded from a snapshot too
+	CheckStart    = "start"    // the oracle's reward holds without the wait for the entrypoint to settle
 	CheckEnv      = "env"      // the oracle's reward holds under another TZ, locale and hash seed
 	CheckNetwork  = "network"  // the oracle's reward holds with the verifier offline
 	CheckPatch    = "patch"    // solution/reference.patch, applied as the oracle, scores 1
@@ -46,7 +47,7 @@ const (
 )
 
 // Checks are every check's name; each can be skipped.
-var Checks = []string{CheckOracle, CheckNop, CheckBase, CheckFlaky, CheckLive, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckHeadroom, CheckRepro}
+var Checks = []string{CheckOracle, CheckNop, CheckBase, CheckFlaky, CheckLive, CheckStart, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckHeadroom, CheckRepro}
 
 // Check is one check's verdict.
 type Check struct {
@@ -88,6 +89,10 @@ type Input struct {
 	Oracle    []*results.Result // the oracle's runs, in order
 	Nop       *results.Result
 	Snapshot  *results.Result // the oracle graded from a snapshot; nil for a native task
+	// Unsettled is a Harbor task's oracle started as soon as its container
+	// ran, without the wait for an entrypoint of its own to settle; nil
+	// when the task has none or a healthcheck.
+	Unsettled *results.Result
 	// EnvRun is the oracle run under another time zone, locale and hash
 	// seed (EnvVars).
 	EnvRun  *results.Result
@@ -113,7 +118,7 @@ type Input struct {
 
 // needsImage are the checks that read what ran in the task's image: when it
 // did not build, they are skipped and say so.
-var needsImage = map[string]bool{CheckNop: true, CheckBase: true, CheckFlaky: true, CheckLive: true, CheckEnv: true,
+var needsImage = map[string]bool{CheckNop: true, CheckBase: true, CheckFlaky: true, CheckLive: true, CheckStart: true, CheckEnv: true,
 	CheckNetwork: true, CheckPatch: true, CheckHeadroom: true}
 
 // Audit runs every check not skipped over one task's input.
@@ -153,6 +158,8 @@ func check(name string, in Input) (Status, string) {
 		return flakyCheck(in.Oracle)
 	case CheckLive:
 		return liveCheck(in.Oracle, in.Snapshot)
+	case CheckStart:
+		return startCheck(in.Oracle, in.Unsettled)
 	case CheckEnv:
 		return envCheck(in.Oracle, in.EnvRun, in.EnvVars)
 	case CheckNetwork:
@@ -255,6 +262,26 @@ func liveCheck(runs []*results.Result, snap *results.Result) (Status, string) {
 		ev += "; processes it left running for the verifier: " + text.OneLine(strings.Join(p, "; "), 200)
 	}
 	return Warn, ev
+}
+
+// startCheck warns when a Harbor task's oracle scores otherwise started
+// at once than after its image's entrypoint settled: it races the
+// entrypoint's background start, which only a healthcheck makes sure of.
+func startCheck(runs []*results.Result, unsettled *results.Result) (Status, string) {
+	switch {
+	case unsettled == nil:
+		return Skipped, "no entrypoint of the image's own to wait for (or the task has a healthcheck)"
+	case len(runs) == 0 || unsettled.Outcome.Ungraded() || runs[0].Outcome.Ungraded():
+		return Skipped, "a run was not graded"
+	case rewardText(unsettled) == rewardText(runs[0]):
+		return OK, "the same reward when the agent starts at once, without waiting for the entrypoint"
+	}
+	waited := ""
+	if w := runs[0].StartWait; w != nil && w.WaitedMS > 0 {
+		waited = fmt.Sprintf(" (flightdeck waited %d ms for it to settle)", w.WaitedMS)
+	}
+	return Warn, fmt.Sprintf("the oracle depends on the entrypoint's background start: started at once it scores %s, after the entrypoint settled %s%s; "+
+		"add [environment.healthcheck] with a command that succeeds once the service is ready", rewardText(unsettled), rewardText(runs[0]), waited)
 }
 
 // envCheck fails when the oracle's reward under another environment

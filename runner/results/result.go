@@ -68,6 +68,10 @@ type Result struct {
 	Summary *grader.Summary `json:"result_summary,omitempty"` // the grader's RESULT line
 	Refusal *suite.Refusal  `json:"refusal,omitempty"`        // why the task cannot run (outcome refused)
 
+	// StartWait is the wait for the container's entrypoint to settle
+	// before the agent (Harbor's model, an image with an entrypoint of its
+	// own and no healthcheck); nil when there was none.
+	StartWait  *StartWait       `json:"start_wait,omitempty"`
 	AgentPhase AgentRun         `json:"agent_phase"`
 	GradePhase GraderRun        `json:"grade_phase"`
 	Evidence   Evidence         `json:"evidence"`
@@ -83,6 +87,17 @@ type Result struct {
 	Tries      int    `json:"tries"` // 1 + infra_error retries
 	Cached     bool   `json:"cached"`
 	CachedFrom string `json:"cached_from,omitempty"` // "<run-id>/<trial>" the result was first written in
+}
+
+// StartWait is how long a trial waited for its container's entrypoint to
+// settle before the agent began.
+type StartWait struct {
+	Settled  bool  `json:"settled"`
+	WaitedMS int64 `json:"waited_ms"`
+	// StillBusy are what still changed when the wait's bound was reached
+	// ("PID COMM STATE").
+	StillBusy []string `json:"still_busy,omitempty"`
+	Note      string   `json:"note,omitempty"` // why it did not wait
 }
 
 // TamperCheck is how the tamper inspector ran over a trial's container.

@@ -20,3 +20,8 @@ const VerifyOffline = "oracle-offline"
 // VerifyPatch is task verify's variant that applies a task's
 // solution/reference.patch as the oracle, beside its solve.sh.
 const VerifyPatch = "oracle-patch"
+
+// VerifyUnsettled is task verify's variant that starts the oracle as soon
+// as the task's container runs, without waiting for its entrypoint to
+// settle.
+const VerifyUnsettled = "oracle-unsettled"

@@ -100,6 +100,11 @@ type Variant struct {
 	// verifier's phase, whatever the task says (task verify's check of a
 	// verifier that needs the network); suite files cannot set it.
 	VerifierOffline bool `json:"verifier_offline,omitempty"`
+	// NoSettle starts a Harbor task's agent as soon as its container
+	// runs, without waiting for an entrypoint of its own to settle (task
+	// verify's check of an oracle that needs the wait); suite files cannot
+	// set it.
+	NoSettle bool `json:"no_settle,omitempty"`
 	// Patch makes the oracle apply solution/reference.patch whatever else
 	// the task's solution has (task verify's check of the patch); suite
 	// files cannot set it.
