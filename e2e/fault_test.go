@@ -49,7 +49,7 @@ func TestEngineNotAnswering(t *testing.T) {
 	}{
 		{[]string{"run", suiteFile}, results.ExitInfra},
 		{[]string{"task", "verify", "--results", filepath.Join(dir, "results"), taskDir(t, nativeTask)}, results.ExitInfra},
-		{[]string{"gc"}, results.ExitUsage},
+		{[]string{"gc"}, results.ExitInfra},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			r := flightdeck(t, dir, env, tc.args...)

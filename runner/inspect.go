@@ -21,6 +21,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/tamper"
 	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/tasks"
 )
 
 // After the agent's phase, and before anything of the verifier's runs in
@@ -55,6 +56,9 @@ func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
 	if !inspected(h.t, false) {
 		return
 	}
+	if _, separate := h.t.Task.StepSeparateVerifier(step); separate && step != "" {
+		return // the step's own image grades it
+	}
 	if st, err := h.s.eng.State(ctx, h.container); err != nil || !st.Running {
 		h.checked(step, nil, "the task's container stopped during the agent's phase")
 		return
@@ -67,10 +71,25 @@ func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
 // verifier's task (its own image grades), and not under tamper: off
 // unless evenIfOff.
 func inspected(t *suite.Trial, evenIfOff bool) bool {
-	if _, separate := t.Task.SeparateVerifier(); separate || t.Variant.Agent == suite.AgentNop {
+	if t.Variant.Agent == suite.AgentNop || !sharedVerifier(t.Task) {
 		return false
 	}
 	return evenIfOff || t.Variant.Tamper != suite.TamperOff
+}
+
+// sharedVerifier reports whether a verifier of the task runs in the
+// agent's container: the task's, or a step's.
+func sharedVerifier(t *tasks.Task) bool {
+	if len(t.Config.Steps) == 0 {
+		_, separate := t.SeparateVerifier()
+		return !separate
+	}
+	for _, s := range t.Config.Steps {
+		if _, separate := t.StepSeparateVerifier(s.Name); !separate {
+			return true
+		}
+	}
+	return false
 }
 
 // restartForInspect starts again a container the agent's timeout stopped,

@@ -396,26 +396,23 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		Service: h.snapshotService(), Mask: s.redact.Writer,
 	}
 	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
-	if len(t.Task.Config.Verifier.Collect)+len(step.collect) > 0 {
-		// The collect commands need the container running (an agent
-		// that timed out had it killed).
-		if err := h.ready(ctx, false); err != nil {
-			return grader.Grade{}, err
-		}
-		h.runCollect(ctx, step.dir, step.collect)
-	}
-	if step.name != "" && len(step.artifacts) > 0 {
-		h.collectStepArtifacts(ctx, step)
-	}
-	_, separate := t.Task.SeparateVerifier()
-	if step.name == "" && (t.Variant.Grading == suite.GradingSnapshot || separate) {
-		var err error
+	var err error
+	sepEnv, separate := h.separateEnv(step)
+	if separate {
 		if req.NetworkOf, err = h.graderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
+		return h.separateGrade(ctx, step, sepEnv, req)
 	}
-	if env, ok := t.Task.SeparateVerifier(); ok && step.name == "" {
-		return h.separateGrade(ctx, env, req)
+	if step.name != "" {
+		h.collectStepArtifacts(ctx, step, false)
+	} else if err := h.runHooks(ctx, step, false); err != nil {
+		return grader.Grade{}, err
+	}
+	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {
+		if req.NetworkOf, err = h.graderGateway(ctx); err != nil {
+			return grader.Grade{}, err
+		}
 	}
 	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {
 		h.res.GradePhase.Mode = suite.GradingSnapshot
@@ -468,15 +465,16 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	return g, err
 }
 
-// collectArtifacts copies the task's artifacts out of the container into
-// the trial's logs/artifacts, with a manifest, as Harbor collects them
-// after the verifier; what fails is said, and is not the trial's failure.
+// collectArtifacts copies the task's artifacts out of their containers
+// (main's, or a sidecar's) into the trial's logs/artifacts, with a
+// manifest, as Harbor collects them; what fails is said, and is not the
+// trial's failure.
 func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEntry {
 	as := h.t.Task.Artifacts()
 	if len(as) == 0 {
 		return nil
 	}
-	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.container, as, harbor.ArtifactsDir(h.trialAttempt.dir))
+	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, as, harbor.ArtifactsDir(h.trialAttempt.dir), nil)
 	if err != nil {
 		h.s.progress.note(h.t, err.Error())
 	}

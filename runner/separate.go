@@ -19,26 +19,66 @@ import (
 )
 
 // A separate verifier ([verifier].environment_mode = "separate", or a
-// [verifier.environment] table) runs as Harbor runs it: after the agent,
-// the task's [[verifier.collect]] commands run and its artifacts are
-// copied out; the task's container is stopped; the verifier's image is
-// built from tests/ (or is [verifier.environment].docker_image), a fresh
-// container of it gets the artifacts back at the paths they had and
-// /logs/artifacts, and runs /tests/test.sh, which the image owns: nothing
-// of tests/ is copied in.
+// [verifier.environment] table; for a multi-step task, each step's as
+// Harbor resolves it) runs as Harbor runs it: after the agent, the
+// [[verifier.collect]] commands of main run and main's artifacts are
+// copied out; on the trial's last use of it (a single-step task, or the
+// last step) the task's container is stopped; then the sidecars' collect
+// commands run and their artifacts are copied out. The verifier's image is
+// built from the step's tests/ if it has one, else the task's tests/ (or
+// is its environment's docker_image); a fresh container of it gets the
+// artifacts back at the paths they had and /logs/artifacts, and runs
+// /tests/test.sh, which the image owns: nothing of tests/ is copied in. A
+// multi-step task's container runs on for its next step.
 
 // verifierBuildLog is the separate verifier's image build's output.
 const verifierBuildLog = "verifier-build.log"
 
-// separateGrade grades a trial in a separate verifier's container.
-func (h *harborTrial) separateGrade(ctx context.Context, env tasks.EnvConfig, req grader.Request) (grader.Grade, error) {
+// separateEnv reports whether the step (or the task, for a single-step
+// task) has a separate verifier, and that verifier's environment.
+func (h *harborTrial) separateEnv(step *stepRun) (tasks.EnvConfig, bool) {
+	if step.name == "" {
+		return h.t.Task.SeparateVerifier()
+	}
+	return h.t.Task.StepSeparateVerifier(step.name)
+}
+
+// lastUse reports whether the step is the trial's last use of the task's
+// container (a single-step task's one step, or the last step).
+func (h *harborTrial) lastUse(step *stepRun) bool {
+	steps := h.t.Task.Config.Steps
+	return step.name == "" || len(steps) == 0 || steps[len(steps)-1].Name == step.name
+}
+
+// containerOf is the container of the trial's service ("" or main: the
+// task's container); "" when it has no such service.
+func (h *harborTrial) containerOf(service string) string {
+	if service == "" || service == tasks.MainService {
+		return h.container
+	}
+	return h.serviceContainer(service)
+}
+
+// separateGrade grades a trial (or a step) in a separate verifier's container.
+func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env tasks.EnvConfig, req grader.Request) (grader.Grade, error) {
 	s, t := h.s, h.t
 	h.res.GradePhase.Mode = "separate"
-	entries := h.collectArtifacts(ctx)
-	if err := s.eng.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
-		return grader.Grade{}, fmt.Errorf("stop the task's container before the separate verifier: %w", err)
+	stop := h.lastUse(step)
+	var entries []harbor.ArtifactEntry
+	if step.name == "" {
+		if err := h.runHooks(ctx, step, stop); err != nil {
+			return grader.Grade{}, err
+		}
+		entries = h.collectArtifacts(ctx)
+		if stop {
+			if err := h.stopMain(ctx); err != nil {
+				return grader.Grade{}, err
+			}
+		}
+	} else {
+		entries = h.collectStepArtifacts(ctx, step, stop)
 	}
-	img, err := h.verifierImage(ctx, env)
+	img, err := h.verifierImage(ctx, step, env)
 	if err != nil {
 		return grader.Grade{}, err
 	}
@@ -57,16 +97,21 @@ func (h *harborTrial) separateGrade(ctx context.Context, env tasks.EnvConfig, re
 	if env.CPUs > 0 {
 		req.NanoCPUs = int64(env.CPUs * 1e9)
 	}
-	req.Env = append(base, over...)
+	req.Env = append(append(base, over...), step.verifierEnv...)
 	req.Service = nil
+	req.TestsDirs = nil
 	req.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(h.trialAttempt.dir), ContainerPath: harbor.ArtifactLogs}}
+	root := filepath.Join(h.trialAttempt.dir, "logs")
+	if step.name != "" {
+		root = step.dir
+	}
 	for _, e := range entries {
 		// What is under /logs/artifacts is there through the mount.
 		if e.Status != "ok" || e.Source == harbor.ArtifactLogs || strings.HasPrefix(e.Source, harbor.ArtifactLogs+"/") {
 			continue
 		}
 		req.Uploads = append(req.Uploads, grader.Upload{
-			HostPath: filepath.Join(h.trialAttempt.dir, "logs", filepath.FromSlash(e.Destination)), ContainerPath: path.Clean(e.Source),
+			HostPath: filepath.Join(root, filepath.FromSlash(e.Destination)), ContainerPath: path.Clean(e.Source),
 		})
 	}
 	g, err := grader.Run(ctx, s.eng, req)
@@ -76,13 +121,27 @@ func (h *harborTrial) separateGrade(ctx context.Context, env tasks.EnvConfig, re
 	return g, err
 }
 
-// verifierImage builds the separate verifier's image from tests/ (cached
-// by content, as task images are), or finds its docker_image.
-func (h *harborTrial) verifierImage(ctx context.Context, env tasks.EnvConfig) (string, error) {
+// stopMain stops the task's container before the sidecars' evidence is
+// taken and the separate verifier runs: nothing of the agent's runs on.
+func (h *harborTrial) stopMain(ctx context.Context) error {
+	if err := h.s.eng.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
+		return fmt.Errorf("stop the task's container before the separate verifier: %w", err)
+	}
+	return nil
+}
+
+// verifierImage builds a separate verifier's image from the step's tests/
+// or the task's (cached by content, as task images are), or finds its
+// docker_image.
+func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env tasks.EnvConfig) (string, error) {
 	s, t := h.s, h.t
+	name := t.Task.ID + "-verifier"
+	if step.name != "" {
+		name += "-" + step.name
+	}
 	spec := sandbox.BuildSpec{
-		Name: t.Task.ID + "-verifier", ContextDir: t.Task.Path(tasks.TestsDir), DockerImage: env.DockerImage,
-		ImageMap: s.images.currentMap(), LogPath: filepath.Join(h.trialAttempt.dir, verifierBuildLog),
+		Name: name, ContextDir: t.Task.VerifierContext(step.name), DockerImage: env.DockerImage,
+		ImageMap: s.images.currentMap(), LogPath: filepath.Join(step.dir, verifierBuildLog),
 		Timeout: 10 * time.Minute,
 	}
 	if env.BuildTimeoutSec != nil && *env.BuildTimeoutSec > 0 {
@@ -99,32 +158,65 @@ func (h *harborTrial) verifierImage(ctx context.Context, env tasks.EnvConfig) (s
 // collectLog holds the [[verifier.collect]] commands' output.
 const collectLog = "collect.log"
 
-// runCollect runs the task's [[verifier.collect]] commands in the task's
-// container (or the service each names), before the artifacts are
-// collected and the verifier runs. A command that fails or times out is
-// noted, never the trial's failure, as in Harbor.
-func (h *harborTrial) runCollect(ctx context.Context, dir string, more []tasks.CollectHook) {
-	hooks := append(slices.Clone(h.t.Task.Config.Verifier.Collect), more...)
-	if len(hooks) == 0 {
-		return
+// runHooks runs the task's and the step's [[verifier.collect]] commands
+// after the agent, before the artifacts are taken: main's first; when
+// stopMain, main is then stopped (and an agent that timed out left it
+// stopped), and the sidecars' run after. A command that fails or times
+// out is noted, never the trial's failure, as in Harbor.
+func (h *harborTrial) runHooks(ctx context.Context, step *stepRun, stopMain bool) error {
+	hooks := append(slices.Clone(h.t.Task.Config.Verifier.Collect), step.collect...)
+	var main, sidecars []tasks.CollectHook
+	for _, hook := range hooks {
+		if hook.Service == "" || hook.Service == tasks.MainService {
+			main = append(main, hook)
+		} else {
+			sidecars = append(sidecars, hook)
+		}
 	}
+	if len(main) > 0 {
+		// The collect commands need the container running (an agent
+		// that timed out had it killed).
+		if err := h.ready(ctx, false); err != nil {
+			return err
+		}
+	}
+	h.runCollect(ctx, step.dir, main, 0)
+	if stopMain && len(sidecars) > 0 {
+		if err := h.stopMain(ctx); err != nil {
+			return err
+		}
+	}
+	h.runCollect(ctx, step.dir, sidecars, len(main))
+	return nil
+}
+
+// runCollect runs collect commands, numbered from after+1, each in the
+// service it names.
+func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.CollectHook, after int) {
 	log := filepath.Join(dir, collectLog)
-	for i, hook := range hooks {
-		id, who := h.container, tasks.MainService
-		if hook.Service != "" && hook.Service != tasks.MainService {
+	for j, hook := range hooks {
+		i := after + j
+		who := tasks.MainService
+		if hook.Service != "" {
 			who = hook.Service
-			if id = h.serviceContainer(hook.Service); id == "" {
-				h.s.progress.note(h.t, fmt.Sprintf("verifier.collect #%d: no service %q", i+1, hook.Service))
-				continue
-			}
+		}
+		id := h.containerOf(hook.Service)
+		if id == "" {
+			h.s.progress.note(h.t, fmt.Sprintf("verifier.collect #%d: no service %q", i+1, hook.Service))
+			continue
 		}
 		timeout := 60 * time.Second
 		if hook.TimeoutSec != nil {
 			timeout = time.Duration(*hook.TimeoutSec * float64(time.Second))
 		}
 		part := filepath.Join(h.scratch, fmt.Sprintf("collect-%d.log", i+1))
+		cmd := []string{"bash", "-c", hook.Command}
+		if who != tasks.MainService {
+			// A sidecar is any image: Harbor runs its commands with sh.
+			cmd = []string{"sh", "-c", hook.Command}
+		}
 		res, err := h.s.eng.Exec(ctx, id, sandbox.ExecSpec{
-			Cmd: []string{"bash", "-c", hook.Command}, User: hook.User, StdoutPath: part, Timeout: timeout,
+			Cmd: cmd, User: hook.User, StdoutPath: part, Timeout: timeout,
 		})
 		status := fmt.Sprintf("exit %d", res.ExitCode)
 		switch {
@@ -153,17 +245,57 @@ func appendCollectLog(log string, n int, service, command, part, status string) 
 	fmt.Fprintf(f, "=== %s\n", status)
 }
 
-// collectStepArtifacts copies a step's artifacts out of the container into
+// collectStepArtifacts runs a step's collect commands and copies its
+// artifacts (the task's, then the step's own) out of their containers into
 // steps/<name>/artifacts, with a manifest, after its agent and before its
-// verifier; what fails is said, and is not the trial's failure.
-func (h *harborTrial) collectStepArtifacts(ctx context.Context, st *stepRun) {
-	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.container, st.artifacts, filepath.Join(st.dir, "artifacts"))
+// verifier, as Harbor does: main's first; when stopMain (a separate
+// verifier's last step), main is stopped before the sidecars'. What fails
+// is said, and is not the trial's failure.
+func (h *harborTrial) collectStepArtifacts(ctx context.Context, st *stepRun, stopMain bool) []harbor.ArtifactEntry {
+	as := append(h.t.Task.Artifacts(), st.artifacts...)
+	var main, sidecars []tasks.Artifact
+	for _, a := range as {
+		if a.Sidecar() {
+			sidecars = append(sidecars, a)
+		} else {
+			main = append(main, a)
+		}
+	}
+	dir := filepath.Join(st.dir, "artifacts")
+	hooks := append(slices.Clone(h.t.Task.Config.Verifier.Collect), st.collect...)
+	var mainHooks, sideHooks []tasks.CollectHook
+	for _, hook := range hooks {
+		if hook.Service == "" || hook.Service == tasks.MainService {
+			mainHooks = append(mainHooks, hook)
+		} else {
+			sideHooks = append(sideHooks, hook)
+		}
+	}
+	if len(mainHooks) > 0 || len(main) > 0 {
+		if err := h.ready(ctx, false); err != nil {
+			h.s.progress.note(h.t, fmt.Sprintf("step %s: %v", st.name, err))
+		}
+	}
+	h.runCollect(ctx, st.dir, mainHooks, 0)
+	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, main, dir, nil)
 	if err != nil {
 		h.s.progress.note(h.t, err.Error())
+	}
+	if stopMain {
+		if err := h.stopMain(ctx); err != nil {
+			h.s.progress.note(h.t, err.Error())
+		}
+	}
+	h.runCollect(ctx, st.dir, sideHooks, len(mainHooks))
+	if len(sidecars) > 0 {
+		if entries, err = harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, sidecars, dir, entries); err != nil {
+			h.s.progress.note(h.t, err.Error())
+		}
 	}
 	for _, e := range entries {
 		if e.Status != "ok" {
 			h.s.progress.note(h.t, fmt.Sprintf("step %s: artifact %s not collected: %s", st.name, e.Source, e.Error))
 		}
 	}
+	return entries
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -14,9 +15,12 @@ func (t *Task) Artifacts() []Artifact {
 	return as
 }
 
+// serviceNameRE is Harbor's rule for an artifact's service.
+var serviceNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
 // parseArtifacts reads Harbor's artifacts list: each entry a path, or a
-// table with source (a path), destination (where in the artifacts dir) and
-// exclude (patterns). Sources are absolute paths in the container;
+// table with source (a path), destination (where in the artifacts dir),
+// exclude (patterns) and service (a compose service to copy it from). Sources are absolute paths in the container;
 // destinations stay inside the trial's artifacts dir.
 func parseArtifacts(raw []any) ([]Artifact, error) {
 	var out []Artifact
@@ -28,9 +32,9 @@ func parseArtifacts(raw []any) ([]Artifact, error) {
 		case map[string]any:
 			for k := range v {
 				switch k {
-				case "source", "destination", "exclude":
+				case "source", "destination", "exclude", "service":
 				default:
-					return nil, fmt.Errorf("entry %d: unknown key %q (source, destination, exclude)", i+1, k)
+					return nil, fmt.Errorf("entry %d: unknown key %q (source, destination, exclude, service)", i+1, k)
 				}
 			}
 			src, ok := v["source"].(string)
@@ -41,6 +45,11 @@ func parseArtifacts(raw []any) ([]Artifact, error) {
 			if d, ok := v["destination"]; ok {
 				if a.Destination, ok = d.(string); !ok {
 					return nil, fmt.Errorf("entry %d: destination must be a string path", i+1)
+				}
+			}
+			if sv, ok := v["service"]; ok {
+				if a.Service, ok = sv.(string); !ok || !serviceNameRE.MatchString(a.Service) {
+					return nil, fmt.Errorf("entry %d: service must be a compose service's name (letters, digits, _ . -), found %v", i+1, sv)
 				}
 			}
 			if ex, ok := v["exclude"]; ok {

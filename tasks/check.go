@@ -86,7 +86,7 @@ func Check(dir string) []Finding {
 
 // checkLayout reports the files a task must have.
 func (v *validation) checkLayout(dir string) {
-	if !v.has("windows") && !isRegularFile(filepath.Join(dir, filepath.FromSlash(testScript))) {
+	if !v.has("windows") && !v.multiStep() && !isRegularFile(filepath.Join(dir, filepath.FromSlash(testScript))) {
 		v.errorf(testScript, "", "layout.tests", "missing: tests/test.sh writes the reward")
 	}
 	if !isRegularFile(filepath.Join(dir, filepath.FromSlash(environmentDockerfile))) && (!v.parsed || v.cfg.Environment.DockerImage == "") {

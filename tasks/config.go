@@ -58,6 +58,10 @@ type StepVerifier struct {
 	TimeoutSec *float64          `toml:"timeout_sec"`
 	User       string            `toml:"user"`
 	Env        map[string]string `toml:"env"`
+	// EnvironmentMode and Environment override the task's verifier mode
+	// for the step, as Harbor resolves them (Task.StepSeparateVerifier).
+	EnvironmentMode string     `toml:"environment_mode"`
+	Environment     *EnvConfig `toml:"environment"`
 	// Collect are the step's [[steps.verifier.collect]] commands, run
 	// after the task's before the step's artifacts are collected.
 	Collect []CollectHook `toml:"collect"`
@@ -69,7 +73,14 @@ type Artifact struct {
 	Source      string   // an absolute path in the container
 	Destination string   // relative to the artifacts dir; default: Source's last element
 	Exclude     []string // patterns left out of a directory (as tar --exclude)
+	// Service is the compose service it is copied from: "" or "main" for
+	// the task's own container, else a sidecar of the compose file.
+	Service string
 }
+
+// Sidecar reports whether the artifact is copied from a service other
+// than main.
+func (a Artifact) Sidecar() bool { return a.Service != "" && a.Service != MainService }
 
 // TaskMeta is Harbor's [task] table.
 type TaskMeta struct {

@@ -80,10 +80,14 @@ func taskDigest(dir string, doc map[string]any) (string, error) {
 	}
 	parts := []part{{name: TaskFile, data: canon}}
 	instr, err := readRegular(filepath.Join(dir, InstructionFile))
-	if err != nil {
+	switch {
+	case err == nil:
+		parts = append(parts, part{name: InstructionFile, data: normalizeText(instr)})
+	case errors.Is(err, fs.ErrNotExist) && doc["steps"] != nil:
+		// A multi-step task's instructions are its steps', under steps/.
+	default:
 		return "", err
 	}
-	parts = append(parts, part{name: InstructionFile, data: normalizeText(instr)})
 	for _, sub := range []string{TestsDir, EnvironmentDir, StepsDir} {
 		p, err := optionalTreeParts(filepath.Join(dir, sub), sub)
 		if err != nil {

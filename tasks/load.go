@@ -118,6 +118,10 @@ func (v *validation) add(sev, file, field, rule, format string, args ...any) {
 	v.issues = append(v.issues, issue{file: file, field: field, rule: rule, message: fmt.Sprintf(format, args...), severity: sev})
 }
 
+// multiStep reports whether task.toml has [[steps]]: its instructions,
+// tests and solutions may then live only under steps/<name>/.
+func (v *validation) multiStep() bool { return v.parsed && len(v.cfg.Steps) > 0 }
+
 func (v *validation) errorf(file, field, rule, format string, args ...any) {
 	v.add(SeverityError, file, field, rule, format, args...)
 }
@@ -283,7 +287,8 @@ func (v *validation) checkFiles(dir string) {
 	for _, l := range findSymlinks(dir) {
 		v.errorf(l, "", "symlink", "is a symlink; task directories may not hold symlinks")
 	}
-	if _, err := os.Lstat(filepath.Join(dir, InstructionFile)); errors.Is(err, fs.ErrNotExist) {
+	// A multi-step task's instructions are its steps' (checkSteps).
+	if _, err := os.Lstat(filepath.Join(dir, InstructionFile)); errors.Is(err, fs.ErrNotExist) && !v.multiStep() {
 		v.errorf(InstructionFile, "", "layout.instruction", "missing: a task directory needs instruction.md")
 	}
 }
@@ -383,7 +388,7 @@ func (v *validation) checkSupport(dir string, opts LoadOptions) {
 	if opts.Local || opts.check {
 		sev = SeverityError
 	}
-	if opts.Local && !hasRegularFile(filepath.Join(dir, TestsDir)) {
+	if opts.Local && !v.multiStep() && !hasRegularFile(filepath.Join(dir, TestsDir)) {
 		v.errorf(TestsDir, "", "layout.tests",
 			"empty: a trial is graded by the hidden tests in tests/, and there are none")
 	}
@@ -464,8 +469,8 @@ func (v *validation) checkVerifierMode(dir, sev string) {
 		return
 	}
 	if len(c.Steps) > 0 {
-		v.add(sev, TaskFile, "[verifier].environment_mode", "verifier.separate",
-			"a separate verifier for a multi-step task is not supported yet: its steps share the agent's container, which a separate verifier stops")
+		// Each step resolves its own mode and build context (checkSteps).
+		return
 	}
 	env := effectiveVerifierEnv(c)
 	if env.DockerImage == "" && !fileExists(filepath.Join(dir, TestsDir, "Dockerfile")) {
@@ -534,6 +539,20 @@ func phaseNetworks(c *Config) []phaseNetwork {
 // checkCollect checks [[verifier.collect]]: a command, a positive timeout,
 // and a service that exists (main, or one of the compose file's).
 func (v *validation) checkCollect(dir string) {
+	compose := fileExists(filepath.Join(dir, EnvironmentDir, composeFile))
+	sidecars := func(field string, raw []any) {
+		as, _ := parseArtifacts(raw)
+		for i, a := range as {
+			if a.Sidecar() && !compose {
+				v.errorf(TaskFile, fmt.Sprintf("%s entry %d.service", field, i+1), "artifacts",
+					"%q: a single-container task has only the service %q (a sidecar's artifacts need environment/%s)", a.Service, MainService, composeFile)
+			}
+		}
+	}
+	sidecars("artifacts", v.cfg.RawArtifacts)
+	for i, s := range v.cfg.Steps {
+		sidecars(fmt.Sprintf("[[steps]][%d].artifacts", i), s.RawArtifacts)
+	}
 	for i, h := range v.cfg.Verifier.Collect {
 		field := fmt.Sprintf("[[verifier.collect]] #%d", i+1)
 		if strings.TrimSpace(h.Command) == "" {
@@ -571,12 +590,80 @@ func effectiveVerifierEnv(c *Config) EnvConfig {
 }
 
 // SeparateVerifier reports whether the task's verifier runs in a container
-// of its own, and returns that container's environment.
+// of its own, and returns that container's environment. A multi-step
+// task's steps resolve their own (StepSeparateVerifier).
 func (t *Task) SeparateVerifier() (EnvConfig, bool) {
 	if !separateVerifier(&t.Config) {
 		return EnvConfig{}, false
 	}
 	return effectiveVerifierEnv(&t.Config), true
+}
+
+// stepSeparate resolves a step's verifier mode as Harbor does: the step's
+// own environment_mode, else a [steps.verifier.environment] table meaning
+// separate, else the task's.
+func stepSeparate(c *Config, s *StepConfig) bool {
+	switch s.Verifier.EnvironmentMode {
+	case "separate":
+		return true
+	case "shared":
+		return false
+	}
+	if s.Verifier.Environment != nil {
+		return true
+	}
+	return separateVerifier(c)
+}
+
+// stepVerifierEnv is a separate step verifier's environment: the step's
+// table, else the task's [verifier.environment], else a copy of
+// [environment] (one table, never merged).
+func stepVerifierEnv(c *Config, s *StepConfig) EnvConfig {
+	if s.Verifier.Environment != nil {
+		return *s.Verifier.Environment
+	}
+	return effectiveVerifierEnv(c)
+}
+
+// StepSeparateVerifier reports whether the named step's verifier runs in a
+// container of its own, and returns that container's environment.
+func (t *Task) StepSeparateVerifier(name string) (EnvConfig, bool) {
+	for i := range t.Config.Steps {
+		s := &t.Config.Steps[i]
+		if s.Name == name {
+			if !stepSeparate(&t.Config, s) {
+				return EnvConfig{}, false
+			}
+			return stepVerifierEnv(&t.Config, s), true
+		}
+	}
+	return EnvConfig{}, false
+}
+
+// AnySeparateVerifier reports whether any verifier of the task (the
+// task's, or a step's) runs in a container of its own.
+func (t *Task) AnySeparateVerifier() bool {
+	if len(t.Config.Steps) == 0 {
+		return separateVerifier(&t.Config)
+	}
+	for i := range t.Config.Steps {
+		if stepSeparate(&t.Config, &t.Config.Steps[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// VerifierContext is the build context of the verifier's image for a
+// separate verifier: a step's own steps/<name>/tests/ when it has one,
+// else the task's tests/ (Harbor's _verifier_env_build_context).
+func (t *Task) VerifierContext(step string) string {
+	if step != "" {
+		if d := filepath.Join(t.StepDir(step), TestsDir); dirExists(d) {
+			return d
+		}
+	}
+	return t.Path(TestsDir)
 }
 
 // tpuSet reports whether [environment].tpu asks for a TPU: any value but

@@ -3,6 +3,7 @@ package tasks
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -132,8 +133,50 @@ func (v *validation) checkSteps(dir string) {
 		if !fileExists(filepath.Join(dir, StepsDir, s.Name, InstructionFile)) {
 			v.errorf(filepath.Join(StepsDir, s.Name, InstructionFile), "", "steps", "missing: step %q needs its instruction", s.Name)
 		}
+		v.checkStepVerifier(dir, field, &c.Steps[i])
+	}
+}
+
+// checkStepVerifier checks how a step is verified: in the agent's
+// container, by the step's tests/test.sh or else the task's; or, separate,
+// by an image with /tests/test.sh of its own, built from the step's tests/
+// (else the task's) or named by the step's verifier environment.
+func (v *validation) checkStepVerifier(dir, field string, s *StepConfig) {
+	c := &v.cfg
+	switch s.Verifier.EnvironmentMode {
+	case "", "separate":
+	case "shared":
+		if s.Verifier.Environment != nil {
+			v.errorf(TaskFile, field+".verifier.environment", "verifier.separate",
+				"a verifier environment makes no sense with environment_mode = \"shared\" (the verifier runs in the agent's container): remove one")
+		}
+	default:
+		v.errorf(TaskFile, field+".verifier.environment_mode", "verifier.separate", "want \"shared\" or \"separate\", found %q", s.Verifier.EnvironmentMode)
+		return
+	}
+	if !stepSeparate(c, s) {
 		if !fileExists(filepath.Join(dir, StepsDir, s.Name, TestsDir, "test.sh")) && !fileExists(filepath.Join(dir, TestsDir, "test.sh")) {
 			v.errorf(filepath.Join(StepsDir, s.Name, TestsDir, "test.sh"), "", "steps", "missing: step %q has no test.sh and the task has no tests/test.sh", s.Name)
 		}
+		return
 	}
+	ctx := filepath.Join(StepsDir, s.Name, TestsDir)
+	if !dirExists(filepath.Join(dir, ctx)) {
+		ctx = TestsDir
+	}
+	env := stepVerifierEnv(c, s)
+	if env.DockerImage == "" && !fileExists(filepath.Join(dir, ctx, "Dockerfile")) {
+		v.errorf(TaskFile, field+".verifier", "verifier.separate",
+			"step %q's verifier is separate and needs an image: %s/Dockerfile (built with %s/ as its context, owning /tests) or a docker_image in its verifier environment",
+			s.Name, filepath.ToSlash(ctx), filepath.ToSlash(ctx))
+	}
+	if env.GPUs > 0 {
+		v.errorf(TaskFile, field+".verifier.environment.gpus", "gpus",
+			"GPUs are not supported: flightdeck runs tasks on local engines without GPUs (found %d)", env.GPUs)
+	}
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -29,25 +30,39 @@ type ArtifactEntry struct {
 	Type        string `json:"type"`        // "file" or "directory"
 	Status      string `json:"status"`      // "ok" or "failed"
 	Error       string `json:"error,omitempty"`
+	Service     string `json:"service,omitempty"` // a sidecar's name; "" for main
 }
 
-// CollectArtifacts copies the task's artifacts (task.toml's artifacts) out
-// of the container into dir (the trial's logs/artifacts, where
-// /logs/artifacts is mounted) and writes dir/manifest.json. As Harbor's
-// collection, it is best effort: an artifact that cannot be copied is
-// "failed" in the manifest, not an error of the trial. An error is only
-// the manifest's.
-func CollectArtifacts(ctx context.Context, eng sandbox.Engine, container string, as []tasks.Artifact, dir string) ([]ArtifactEntry, error) {
-	if len(as) == 0 {
+// CollectArtifacts copies artifacts out of their containers into dir (the
+// trial's logs/artifacts, where /logs/artifacts is mounted, or a step's
+// own) and writes dir/manifest.json listing prior's entries, then these.
+// containerOf gives the container of the artifact's service (main for an
+// artifact of no service); "" when there is none, which fails that
+// artifact. As Harbor's collection, it is best effort: an artifact that
+// cannot be copied is "failed" in the manifest, not an error of the trial.
+// An error is only the manifest's.
+func CollectArtifacts(ctx context.Context, eng sandbox.Engine, containerOf func(service string) string, as []tasks.Artifact, dir string, prior []ArtifactEntry) ([]ArtifactEntry, error) {
+	if len(as) == 0 && len(prior) == 0 {
 		return nil, nil
 	}
-	var out []ArtifactEntry
+	out := slices.Clone(prior)
 	for _, a := range as {
 		e := ArtifactEntry{Source: a.Source, Destination: path.Join("artifacts", a.Destination), Type: "file", Status: "ok"}
-		if err := collectOne(ctx, eng, container, a, dir, &e); err != nil {
+		if a.Sidecar() {
+			e.Service = a.Service
+		}
+		id := containerOf(a.Service)
+		err := fmt.Errorf("no service %q is running", a.Service)
+		if id != "" {
+			err = collectOne(ctx, eng, id, a, dir, &e)
+		}
+		if err != nil {
 			e.Status, e.Error = "failed", err.Error()
 		}
 		out = append(out, e)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return out, fmt.Errorf("write the artifacts manifest: %w", err)
 	}
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err == nil {
