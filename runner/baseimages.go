@@ -46,6 +46,12 @@ func imageNamedAt(t *tasks.Task, ref string) string {
 	if err != nil {
 		return path
 	}
+	return dockerfileLineOf(path, data, ref)
+}
+
+// dockerfileLineOf is "path:line: text" of the Dockerfile's first line
+// naming ref, else path.
+func dockerfileLineOf(path string, data []byte, ref string) string {
 	for i, line := range strings.Split(string(data), "\n") {
 		if strings.Contains(line, ref) {
 			return fmt.Sprintf("%s:%d: %s", path, i+1, strings.TrimSpace(line))

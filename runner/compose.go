@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -201,6 +202,25 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		return "", err
 	}
 	img, err := s.eng.EnsureImage(ctx, spec)
+	if errors.Is(err, sandbox.ErrImageMissing) && svc.Build != nil {
+		// The substitution rule holds for the bases of a service's
+		// Dockerfile as for the task's.
+		df := spec.Dockerfile
+		if df == "" {
+			df = "Dockerfile"
+		}
+		if !filepath.IsAbs(df) {
+			df = filepath.Join(spec.ContextDir, df)
+		}
+		added, ferr := s.images.standInForBuild(ctx, df, t.Task.Dir)
+		if ferr != nil {
+			return "", fmt.Errorf("image of service %s: %w", svc.Name, ferr)
+		}
+		if added {
+			spec.ImageMap = s.images.currentMap()
+			img, err = s.eng.EnsureImage(ctx, spec)
+		}
+	}
 	if errors.Is(err, sandbox.ErrImageMissing) && svc.Image != "" && svc.Build == nil {
 		// The substitution rule holds for a service's image as for the
 		// task's base.
@@ -219,6 +239,7 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 	if err != nil {
 		return "", fmt.Errorf("image of service %s: %w", svc.Name, err)
 	}
+	h.res.MappedImages = addMapped(h.res.MappedImages, img.Mapped)
 	s.touchImage(img.Ref)
 	return img.Ref, nil
 }
@@ -306,4 +327,15 @@ func (h *trialNet) waitCondition(ctx context.Context, id string, d tasks.Compose
 		case <-tick.C:
 		}
 	}
+}
+
+// addMapped adds the substitutions of another image the trial used (a
+// service's, a separate verifier's) to those it records, once each.
+func addMapped(have, more []string) []string {
+	for _, m := range more {
+		if !slices.Contains(have, m) {
+			have = append(have, m)
+		}
+	}
+	return have
 }

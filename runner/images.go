@@ -171,6 +171,25 @@ func (s *taskImages) fallback(ctx context.Context, t *tasks.Task) (added bool, e
 	return s.standInFor(ctx, bases, func(base string) string { return imageNamedAt(t, base) })
 }
 
+// standInForBuild is standInFor over the bases of a Dockerfile other than
+// the task's own (a service's, a separate verifier's), named in messages
+// by their line of it, relative to the task's parent directory.
+func (s *taskImages) standInForBuild(ctx context.Context, dockerfile, taskDir string) (bool, error) {
+	data, err := os.ReadFile(dockerfile)
+	if err != nil {
+		return false, err
+	}
+	bases, err := sandbox.DockerfileBases(data)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", dockerfile, err)
+	}
+	rel, err := filepath.Rel(filepath.Dir(taskDir), dockerfile)
+	if err != nil {
+		rel = dockerfile
+	}
+	return s.standInFor(ctx, bases, func(base string) string { return dockerfileLineOf(rel, data, base) })
+}
+
 // standInFor maps those of bases that are missing to FallbackImage, where
 // the substitution rule lets it stand in; where names, for messages, where
 // the task names a base.

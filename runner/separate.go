@@ -148,9 +148,21 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 		spec.Timeout = time.Duration(*env.BuildTimeoutSec * float64(time.Second))
 	}
 	img, err := s.eng.EnsureImage(ctx, spec)
+	if errors.Is(err, sandbox.ErrImageMissing) && env.DockerImage == "" {
+		// The substitution rule holds for the verifier's Dockerfile too.
+		added, ferr := s.images.standInForBuild(ctx, filepath.Join(spec.ContextDir, "Dockerfile"), t.Task.Dir)
+		if ferr != nil {
+			return "", fmt.Errorf("the separate verifier's image: %w", ferr)
+		}
+		if added {
+			spec.ImageMap = s.images.currentMap()
+			img, err = s.eng.EnsureImage(ctx, spec)
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("the separate verifier's image: %w", err)
 	}
+	h.res.MappedImages = addMapped(h.res.MappedImages, img.Mapped)
 	s.touchImage(img.Ref)
 	return img.Ref, nil
 }
