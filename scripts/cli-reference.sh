@@ -155,14 +155,30 @@ venv = ver.get("environment") if ver.get("environment") is not None else env
 put("separate", "1" if mode == "separate" else "")
 put("v_docker_image_run", mapped(venv["docker_image"]) if venv.get("docker_image") else "")
 put("v_workdir", venv.get("workdir") or "")
-srcs = []
-for a in cfg.get("artifacts") or []:
-    srcs.append(a if isinstance(a, str) else a.get("source", ""))
-put("artifact_sources", " ".join(x for x in srcs if x))
-hooks = ver.get("collect") or []
-arr("collect_cmds", [str(h.get("command", "")) for h in hooks])
-arr("collect_timeouts", [str(int(float(h.get("timeout_sec", 60)))) for h in hooks])
-arr("collect_users", ["" if h.get("user") is None else str(h["user"]) for h in hooks])
+# Artifacts: each a path in main, or a table whose service names the
+# compose service it comes from (ArtifactConfig); as arrays of sources and
+# services ("" for main).
+def artifacts(lst):
+    out = []
+    for a in lst or []:
+        if isinstance(a, str):
+            out.append((a, ""))
+        elif a.get("source"):
+            sv = a.get("service") or ""
+            out.append((a["source"], "" if sv == "main" else sv))
+    return out
+arts = artifacts(cfg.get("artifacts"))
+arr("art_src", [a for a, _ in arts])
+arr("art_svc", [v for _, v in arts])
+# [[verifier.collect]] (VerifierCollectConfig): a command, its service
+# ("" for main), timeout and user.
+def hooks_of(lst, prefix):
+    lst = lst or []
+    arr(prefix + "cmds", [str(h.get("command", "")) for h in lst])
+    arr(prefix + "svcs", ["" if (h.get("service") or "main") == "main" else h["service"] for h in lst])
+    arr(prefix + "timeouts", [str(int(float(h.get("timeout_sec", 60)))) for h in lst])
+    arr(prefix + "users", ["" if h.get("user") is None else str(h["user"]) for h in lst])
+hooks_of(ver.get("collect"), "collect_")
 tmpl = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
 def resolve(d, where):
     r = {}
@@ -195,6 +211,7 @@ if steps:
     if strategy not in ("mean", "final"):
         refuse(f"multi_step_reward_strategy = {strategy!r}: only mean and final are re-enacted")
     names, au, at, vu, vt, mins, hcs, hcp = [], [], [], [], [], [], [], []
+    ssep, simg, swd = [], [], []
     for i, s in enumerate(steps):
         n = s.get("name")
         if not isinstance(n, str) or not re.fullmatch(r"[A-Za-z0-9._-]+", n) or n in (".", ".."):
@@ -225,6 +242,20 @@ if steps:
         vu.append("" if vuser is None else str(vuser))
         vt.append(str(sv.get("timeout_sec") or ver.get("timeout_sec") or 600))
         arr(f"step_env_verifier_{i}", eargs({**base, **resolve(ver.get("env"), "[verifier].env"), **resolve(sv.get("env"), f"[[steps]] {n!r} verifier.env")}))
+        # The verifier mode of the step (models/task/verifier_mode.py): its
+        # own environment_mode, else its environment table meaning separate,
+        # else the mode of the task; a separate verifier gets the table of
+        # the step, else [verifier.environment], else [environment]; its
+        # image is built from steps/NAME/tests/ when that exists, else tests/.
+        smode = sv.get("environment_mode") or ("separate" if sv.get("environment") is not None else mode)
+        senv = sv.get("environment") if sv.get("environment") is not None else venv
+        ssep.append("1" if smode == "separate" else "")
+        simg.append(mapped(senv["docker_image"]) if senv.get("docker_image") else "")
+        swd.append(senv.get("workdir") or "")
+        sa_all = arts + artifacts(s.get("artifacts"))
+        arr(f"step_art_{i}_src", [a for a, _ in sa_all])
+        arr(f"step_art_{i}_svc", [v for _, v in sa_all])
+        hooks_of((ver.get("collect") or []) + (sv.get("collect") or []), f"step_collect_{i}_")
     put("steps_n", len(names))
     put("steps_strategy", strategy)
     arr("step_names", names)
@@ -235,6 +266,9 @@ if steps:
     arr("step_min", mins)
     arr("step_hc", hcs)
     arr("step_hc_params", hcp)
+    arr("step_separate", ssep)
+    arr("step_v_image_run", simg)
+    arr("step_v_workdir", swd)
 print("\n".join(out))
 '
 
@@ -402,10 +436,10 @@ print("none" if r is None else (r if isinstance(r, str) else json.dumps(r)))
 # the image's WORKDIR) with [environment].env; as in Harbor, that env is
 # given to each exec, not to the container, so the image's ENTRYPOINT does
 # not see it. A multi-step task ([[steps]]) takes phases 4 to 6 once per
-# step (harbor_steps). Refused (none, exit 1):
-# environment/docker-compose.yaml, a step healthcheck or artifacts, a reward
-# strategy other than mean and final, a separate verifier, allowlists,
-# Windows, GPUs. Differences from Harbor: docker CLI instead of docker
+# step (harbor_steps); a separate verifier (the task's, or a step's as
+# Harbor resolves it) runs in harbor_separate, with the artifacts and collect
+# commands of main and of the compose sidecars. Refused (none, exit 1): a
+# reward strategy other than mean and final, Windows, GPUs. Differences from Harbor: docker CLI instead of docker
 # compose; a phase's network is switched with docker network
 # disconnect/connect (Harbor's local Docker environment either sets
 # network_mode none for the whole trial or, in some versions, applies
@@ -446,6 +480,7 @@ harbor_trial() {
   local hc_command hc_interval hc_timeout hc_start_period hc_start_interval hc_retries
   local toml_out steps_n=0 steps_strategy=""
   local step_names=() step_agent_user=() step_agent_timeout=() step_verifier_user=() step_verifier_timeout=() step_min=() step_hc=() step_hc_params=()
+  local step_separate=() step_v_image_run=() step_v_workdir=()
   # The default registry's domain, as the engine names it, for matching
   # image references in their normalized and short forms.
   CLIREF_HUB="$(docker info --format '{{.IndexServerAddress}}' 2>/dev/null | sed -E 's#^[a-z]+://##; s#/.*##; s#^index\.##')"
@@ -459,8 +494,10 @@ harbor_trial() {
   [ -e "$task/environment/docker-compose.yaml" ] && compose=1
   if [ "$steps_n" -gt 0 ]; then
     local sname ssol
-    for sname in "${step_names[@]}"; do
-      [ -f "$task/steps/$sname/tests/test.sh" ] || [ -f "$task/tests/test.sh" ] || hfail "refused: step $sname: no tests/test.sh"
+    local si
+    for si in "${!step_names[@]}"; do
+      sname="${step_names[$si]}"
+      [ -n "${step_separate[$si]}" ] || [ -f "$task/steps/$sname/tests/test.sh" ] || [ -f "$task/tests/test.sh" ] || hfail "refused: step $sname: no tests/test.sh"
       ssol="$task/solution"
       [ -d "$task/steps/$sname/solution" ] && ssol="$task/steps/$sname/solution"
       if [ "$agent" = oracle ] && [ ! -f "$ssol/solve.sh" ]; then
@@ -628,16 +665,15 @@ harbor_trial() {
   fi
   set_net "$net_baseline" "$hosts_baseline"
 
-  # [[verifier.collect]]: each command in the task's container, before the
-  # artifacts are taken; a failure is only said.
-  local ci
-  for ci in "${!collect_cmds[@]}"; do
-    dexec "${collect_users[$ci]}" "${collect_timeouts[$ci]}" "${collect_cmds[$ci]}" "${env_base[@]}" >/dev/null 2>&1 || say "verifier.collect #$((ci + 1)) failed"
-  done
   if [ -n "$separate" ]; then
-    harbor_separate
+    harbor_separate "$task/tests" "$v_docker_image_run" "$v_workdir" "$verifier_user" "$verifier_timeout" env_verifier art_ collect_ 1 "$hout/vverifier"
+    python3 -c "$harbor_reward_py" "$hout/vverifier" "${verbose:-0}"
     return
   fi
+  # [[verifier.collect]]: each command in its service, before the
+  # verifier; a failure is only said.
+  run_hooks collect_ main
+  run_hooks collect_ sidecars
 
   # 5. The verifier phase, in the same container.
   set_net "$net_verifier" "$hosts_verifier"
@@ -653,54 +689,113 @@ harbor_trial() {
   python3 -c "$harbor_reward_py" "$hout/logs/verifier" "${verbose:-0}"
 }
 
-# harbor_separate: phases 5 and 6 of harbor_trial for a separate verifier,
-# as Harbor's trial runs one: the declared artifacts copied out of the
-# task's container, the container stopped; the verifier's image built from
-# tests/ (its Dockerfile, FROM mapped) or its docker_image; a container of
-# it (its entrypoint, `sleep infinity`, the verifier's network) with a
-# fresh /logs/verifier and the trial's /logs/artifacts; the artifacts copied
-# back at their paths; /tests/test.sh (the image's) run; the reward read.
-harbor_separate() {
-  local i=0 src vimage vrun=(-d "${labels[@]}") trc=0
-  mkdir -p "$hout/art" "$hout/vverifier"
-  chmod 777 "$hout/vverifier"
-  for src in $artifact_sources; do
-    i=$((i + 1))
-    mkdir -p "$hout/art/$i"
-    docker cp "$hcid:$src" "$hout/art/$i/" >/dev/null 2>&1 || say "artifact $src: not copied"
+# svc_cid SERVICE: the container of a compose service of the trial; main's
+# for "".
+svc_cid() {
+  if [ -z "$1" ]; then
+    echo "$hcid"
+  elif [ -n "${hproj:-}" ]; then
+    "${hcompose[@]}" ps -q "$1" 2>/dev/null || true
+  fi
+}
+
+# run_hooks PREFIX main|sidecars: the [[verifier.collect]] commands of the
+# arrays PREFIXcmds, PREFIXsvcs, PREFIXtimeouts and PREFIXusers that run in
+# main (bash -c, as any exec there) or in a sidecar (sh -c, as Harbor runs
+# a sidecar's); a failure is only said.
+run_hooks() {
+  local p="$1" which="$2" ci id
+  local cmds=() svcs=() tos=() us=() ua=()
+  eval "cmds=(\"\${${p}cmds[@]}\"); svcs=(\"\${${p}svcs[@]}\"); tos=(\"\${${p}timeouts[@]}\"); us=(\"\${${p}users[@]}\")"
+  for ci in "${!cmds[@]}"; do
+    if [ "$which" = main ]; then [ -z "${svcs[$ci]}" ] || continue; else [ -n "${svcs[$ci]}" ] || continue; fi
+    if [ -z "${svcs[$ci]}" ]; then
+      dexec "${us[$ci]}" "${tos[$ci]}" "${cmds[$ci]}" "${env_base[@]}" >/dev/null 2>&1 || say "verifier.collect #$((ci + 1)) failed"
+      continue
+    fi
+    id="$(svc_cid "${svcs[$ci]}")"
+    if [ -z "$id" ]; then
+      say "verifier.collect #$((ci + 1)): no service ${svcs[$ci]}"
+      continue
+    fi
+    ua=()
+    [ -n "${us[$ci]}" ] && ua=(-u "${us[$ci]}")
+    timeout -k 5 "${tos[$ci]}" docker exec "${ua[@]}" "$id" sh -c "${cmds[$ci]}" >/dev/null 2>&1 || say "verifier.collect #$((ci + 1)) in ${svcs[$ci]} failed"
   done
-  docker stop -t 0 "$hcid" >/dev/null
-  if [ -n "$v_docker_image_run" ]; then
-    vimage="$v_docker_image_run"
+}
+
+# take_artifacts PREFIX main|sidecars: the artifacts of the arrays PREFIXsrc
+# and PREFIXsvc that come from main or from a sidecar, each copied into
+# $hout/art/N/ (N: its place in the list, from 1).
+take_artifacts() {
+  local p="$1" which="$2" i id
+  local srcs=() svcs=()
+  eval "srcs=(\"\${${p}src[@]}\"); svcs=(\"\${${p}svc[@]}\")"
+  for i in "${!srcs[@]}"; do
+    if [ "$which" = main ]; then [ -z "${svcs[$i]}" ] || continue; else [ -n "${svcs[$i]}" ] || continue; fi
+    mkdir -p "$hout/art/$((i + 1))"
+    id="$(svc_cid "${svcs[$i]}")"
+    if [ -z "$id" ] || ! docker cp "$id:${srcs[$i]}" "$hout/art/$((i + 1))/" >/dev/null 2>&1; then
+      say "artifact ${srcs[$i]}: not copied"
+    fi
+  done
+}
+
+# harbor_separate CONTEXT IMAGE WORKDIR USER TIMEOUT ENV ARTS HOOKS STOP OUT:
+# phases 5 and 6 of harbor_trial (or of a step) for a separate verifier, as
+# Harbor's trial runs one: main's collect commands, main's artifacts copied
+# out; when STOP (the last use of the task's container) the container
+# stopped; the sidecars' collect commands and artifacts; the verifier's
+# image built from CONTEXT (its Dockerfile, FROM mapped) or IMAGE; a
+# container of it (its entrypoint, `sleep infinity`, the verifier's
+# network) with OUT as /logs/verifier and the trial's /logs/artifacts; the
+# artifacts copied back at their paths; /tests/test.sh (the image's) run
+# as USER in WORKDIR with the env array named ENV. ARTS and HOOKS are the
+# prefixes of the artifact and collect-command arrays (take_artifacts,
+# run_hooks). The caller reads the reward from OUT.
+harbor_separate() {
+  local ctx="$1" vimg="$2" vwd="$3" vuser="$4" vto="$5" envname="$6" ap="$7" hp="$8" stop="$9" vout="${10}"
+  local i vimage trc=0 vrun=(-d "${labels[@]}") venv=() srcs=()
+  eval "venv=(\"\${${envname}[@]}\"); srcs=(\"\${${ap}src[@]}\")"
+  rm -rf "$hout/art"
+  mkdir -p "$hout/art" "$vout"
+  chmod 777 "$vout"
+  run_hooks "$hp" main
+  take_artifacts "$ap" main
+  [ -z "$stop" ] || docker stop -t 0 "$hcid" >/dev/null
+  run_hooks "$hp" sidecars
+  take_artifacts "$ap" sidecars
+  if [ -n "$vimg" ]; then
+    vimage="$vimg"
   else
+    rm -rf "$hout/vcontext"
     mkdir -p "$hout/vcontext"
-    cp -a "$task/tests/." "$hout/vcontext/"
+    cp -a "$ctx/." "$hout/vcontext/"
     python3 -c "$harbor_from_py" "$hout/vcontext/Dockerfile"
-    hvimage="${tag}-verifier"
-    docker build -q --force-rm -t "$hvimage" "${labels[@]}" "$hout/vcontext" >/dev/null 2>>"$hout/build.log" || hfail "the build of the verifier's tests/ failed"
-    vimage="$hvimage"
+    vimage="${tag}-verifier-$(printf '%s' "$vout" | cksum | cut -d' ' -f1)"
+    hvimages="${hvimages:-} $vimage"
+    docker build -q --force-rm -t "$vimage" "${labels[@]}" "$hout/vcontext" >/dev/null 2>>"$hout/build.log" || hfail "the build of the verifier's ${ctx#"$task"/}/ failed"
   fi
   [ "$net_verifier" = no-network ] && vrun+=(--network none)
-  vrun+=(-v "$hout/vverifier:/logs/verifier" -v "$hout/logs/artifacts:/logs/artifacts")
+  vrun+=(-v "$vout:/logs/verifier" -v "$hout/logs/artifacts:/logs/artifacts")
   hvcid="$(docker run "${vrun[@]}" "$vimage" sh -c "sleep infinity")" || hfail "docker run of the verifier failed"
-  i=0
-  for src in $artifact_sources; do
-    i=$((i + 1))
-    case "$src" in /logs/artifacts | /logs/artifacts/*) continue ;; esac
-    [ -e "$hout/art/$i/$(basename "$src")" ] || continue
-    docker exec -u root "$hvcid" mkdir -p "$(dirname "$src")"
-    docker cp "$hout/art/$i/$(basename "$src")" "$hvcid:$(dirname "$src")/"
+  for i in "${!srcs[@]}"; do
+    case "${srcs[$i]}" in /logs/artifacts | /logs/artifacts/*) continue ;; esac
+    [ -e "$hout/art/$((i + 1))/$(basename "${srcs[$i]}")" ] || continue
+    docker exec -u root "$hvcid" mkdir -p "$(dirname "${srcs[$i]}")"
+    docker cp "$hout/art/$((i + 1))/$(basename "${srcs[$i]}")" "$hvcid:$(dirname "${srcs[$i]}")/"
   done
   docker exec -u root "$hvcid" chmod +x /tests/test.sh >/dev/null 2>&1 || true
   local va=(exec)
-  [ -n "$v_workdir" ] && va+=(-w "$v_workdir")
-  va+=("${env_verifier[@]}")
-  [ -n "$verifier_user" ] && va+=(-u "$verifier_user")
-  timeout -k 5 "$verifier_timeout" docker "${va[@]}" "$hvcid" bash -c "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1" || trc=$?
-  [ "$trc" = 124 ] && hfail "the verifier timed out after ${verifier_timeout} s"
+  [ -n "$vwd" ] && va+=(-w "$vwd")
+  va+=("${venv[@]}")
+  [ -n "$vuser" ] && va+=(-u "$vuser")
+  timeout -k 5 "$vto" docker "${va[@]}" "$hvcid" bash -c "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1" || trc=$?
+  [ "$trc" = 124 ] && hfail "the verifier timed out after ${vto} s"
   say "test.sh exited $trc (separate verifier)"
   docker exec -u root "$hvcid" chown -R "$(id -u):$(id -g)" /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
-  python3 -c "$harbor_reward_py" "$hout/vverifier" "${verbose:-0}"
+  docker rm -f "$hvcid" >/dev/null 2>&1 || true
+  hvcid=""
 }
 
 # harbor_steps: phases 4 to 6 of harbor_trial for a multi-step task, as
@@ -783,6 +878,28 @@ harbor_steps() {
     fi
     set_net "$net_baseline" "$hosts_baseline"
 
+    # 3. A separate verifier: its own container (harbor_separate), from
+    # steps/NAME/tests/ when that exists, else tests/; the task's container
+    # is stopped only after the last step.
+    eval "senv=(\"\${step_env_verifier_${i}[@]}\")"
+    if [ -n "${step_separate[$i]}" ]; then
+      local sctx="$task/tests" slast=""
+      [ -d "$sdir/tests" ] && sctx="$sdir/tests"
+      [ "$i" = "$((${#step_names[@]} - 1))" ] && slast=1
+      harbor_separate "$sctx" "${step_v_image_run[$i]}" "${step_v_workdir[$i]}" "${step_verifier_user[$i]}" "${step_verifier_timeout[$i]}" \
+        senv "step_art_${i}_" "step_collect_${i}_" "$slast" "$sout/verifier"
+      python3 -c "$harbor_reward_py" "$sout/verifier" 0 "$sout/rewards.json" >/dev/null
+      say "step $sname: rewards $(cat "$sout/rewards.json") (separate verifier)"
+      if [ -n "${step_min[$i]}" ] && ! python3 -c "$harbor_steps_py" gate "$sout/rewards.json" "${step_min[$i]}"; then
+        say "step $sname: below its min_reward ${step_min[$i]}; the remaining steps are not run"
+        break
+      fi
+      continue
+    fi
+    # The collect commands of the task and the step, before the verifier.
+    run_hooks "step_collect_${i}_" main
+    run_hooks "step_collect_${i}_" sidecars
+
     # 3. The verifier, on a fresh /logs/verifier (a bind mount: emptied)
     # and a fresh /tests.
     set_net "$net_verifier" "$hosts_verifier"
@@ -794,7 +911,6 @@ harbor_steps() {
       docker cp "$sdir/tests/." "$hcid:/tests"
     fi
     dexec root "" "chmod +x /tests/test.sh" "${env_base[@]}" >/dev/null 2>&1 || true
-    eval "senv=(\"\${step_env_verifier_${i}[@]}\")"
     trc=0
     dexec "${step_verifier_user[$i]}" "${step_verifier_timeout[$i]}" "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1" "${senv[@]}" || trc=$?
     [ "$trc" = 124 ] && hfail "step $sname: the verifier timed out after ${step_verifier_timeout[$i]} s"
@@ -891,8 +1007,9 @@ harbor_cleanup() {
   if [ -n "${hvcid:-}" ]; then
     docker rm -f "$hvcid" >/dev/null 2>&1 || true
   fi
-  if [ -n "${hvimage:-}" ] && [ -z "${CLIREF_KEEP_IMAGE:-}" ]; then
-    docker rmi -f "$hvimage" >/dev/null 2>&1 || true
+  if [ -n "${hvimages:-}" ] && [ -z "${CLIREF_KEEP_IMAGE:-}" ]; then
+    local vi
+    for vi in $hvimages; do docker rmi -f "$vi" >/dev/null 2>&1 || true; done
   fi
   if [ -n "${hproj:-}" ]; then
     docker exec -u root "$hcid" chown -R "$(id -u):$(id -g)" /logs/agent /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
