@@ -640,20 +640,6 @@ func (t *Task) StepSeparateVerifier(name string) (EnvConfig, bool) {
 	return EnvConfig{}, false
 }
 
-// AnySeparateVerifier reports whether any verifier of the task (the
-// task's, or a step's) runs in a container of its own.
-func (t *Task) AnySeparateVerifier() bool {
-	if len(t.Config.Steps) == 0 {
-		return separateVerifier(&t.Config)
-	}
-	for i := range t.Config.Steps {
-		if stepSeparate(&t.Config, &t.Config.Steps[i]) {
-			return true
-		}
-	}
-	return false
-}
-
 // VerifierContext is the build context of the verifier's image for a
 // separate verifier: a step's own steps/<name>/tests/ when it has one,
 // else the task's tests/ (Harbor's _verifier_env_build_context).
