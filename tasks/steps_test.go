@@ -73,3 +73,99 @@ func TestMinRewards(t *testing.T) {
 	assert.Equal(t, map[string]float64{"reward": 1}, StepConfig{MinReward: int64(1)}.MinRewards())
 	assert.Equal(t, map[string]float64{"reward": 0.5, "b": 1}, StepConfig{MinReward: map[string]any{"reward": 0.5, "b": int64(1)}}.MinRewards())
 }
+
+// With [[steps]], a task's files may live only under steps/<name>/, as
+// Harbor loads them: no top-level instruction.md, tests/ or solution/; a
+// shared step needs a test.sh (its own or the task's), a separate step an
+// image (a Dockerfile in its build context, or a docker_image).
+func TestStepsOnlyLayout(t *testing.T) {
+	step := func(name string) map[string]string {
+		return map[string]string{
+			"steps/" + name + "/instruction.md":    "Do " + name + ".\n",
+			"steps/" + name + "/tests/test.sh":     "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+			"steps/" + name + "/solution/solve.sh": "#!/bin/bash\ntrue\n",
+		}
+	}
+	for _, tc := range []struct {
+		name, toml string
+		drop       []string // files of the two steps left out
+		more       map[string]string
+		want       string // "" for no error
+	}{
+		{"files only under steps/", "\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", nil, nil, ""},
+		{"a shared step without a test.sh", "\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", []string{"steps/two/tests/test.sh"}, nil,
+			`steps/two/tests/test.sh: missing: step "two" has no test.sh and the task has no tests/test.sh`},
+		{"a separate step builds from its tests/", "\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n[steps.verifier]\nenvironment_mode = \"separate\"\n", nil,
+			map[string]string{"steps/two/tests/Dockerfile": "FROM flightdeck/base:bookworm\nCOPY test.sh /tests/test.sh\n"}, ""},
+		{"a separate step without an image", "\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n[steps.verifier]\nenvironment_mode = \"separate\"\n", nil, nil,
+			`[[steps]][1].verifier: step "two"'s verifier is separate and needs an image: steps/two/tests/Dockerfile`},
+		{"inherited separate, overridden shared", "TOP artifacts = [\"/app/x\"]\n[verifier]\nenvironment_mode = \"separate\"\n\n[[steps]]\nname = \"one\"\n[steps.verifier]\nenvironment_mode = \"shared\"\n\n[[steps]]\nname = \"two\"\n[steps.verifier.environment]\ndocker_image = \"flightdeck/base:bookworm\"\n", nil, nil, ""},
+		{"shared with an environment", "\n[[steps]]\nname = \"one\"\n[steps.verifier]\nenvironment_mode = \"shared\"\n[steps.verifier.environment]\ndocker_image = \"x\"\n\n[[steps]]\nname = \"two\"\n", nil, nil,
+			"[[steps]][0].verifier.environment: a verifier environment makes no sense"},
+		{"a sidecar's artifact in a single-container task", "TOP artifacts = [{ source = \"/var/log/x.log\", service = \"api\" }]\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", nil, nil,
+			`artifacts entry 1.service: "api": a single-container task has only the service "main"`},
+		{"a bad service name", "TOP artifacts = [{ source = \"/var/log/x.log\", service = \"../api\" }]\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", nil, nil,
+			"entry 1: service must be a compose service's name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{"task.toml": stepsTOML(tc.toml), "environment/Dockerfile": "FROM flightdeck/base:bookworm\n"}
+			for _, n := range []string{"one", "two"} {
+				for k, v := range step(n) {
+					files[k] = v
+				}
+			}
+			for _, d := range tc.drop {
+				delete(files, d)
+			}
+			for k, v := range tc.more {
+				files[k] = v
+			}
+			writeTree(t, dir, files)
+			var errs []string
+			for _, f := range Check(dir) {
+				if f.Severity == SeverityError {
+					errs = append(errs, f.Path+": "+f.Message)
+				}
+			}
+			if tc.want != "" {
+				require.Len(t, errs, 1, "%v", errs)
+				assert.Contains(t, errs[0], tc.want)
+				return
+			}
+			assert.Empty(t, errs)
+			task, err := Load(dir, LoadOptions{Local: true})
+			require.NoError(t, err)
+			assert.NotEmpty(t, task.Digest, "the digest covers steps/ without a top-level instruction.md")
+		})
+	}
+}
+
+// A step's verifier resolves as Harbor's: the step's mode, else its
+// environment table meaning separate, else the task's.
+func TestStepSeparateVerifier(t *testing.T) {
+	c := Config{Verifier: VerifierConfig{EnvironmentMode: "separate", Environment: &EnvConfig{DockerImage: "task-verifier"}},
+		Environment: EnvConfig{DockerImage: "agent"},
+		Steps: []StepConfig{
+			{Name: "inherits"},
+			{Name: "shared", Verifier: StepVerifier{EnvironmentMode: "shared"}},
+			{Name: "own", Verifier: StepVerifier{Environment: &EnvConfig{DockerImage: "step-verifier"}}},
+		}}
+	task := &Task{Config: c}
+	env, sep := task.StepSeparateVerifier("inherits")
+	assert.True(t, sep)
+	assert.Equal(t, "task-verifier", env.DockerImage)
+	_, sep = task.StepSeparateVerifier("shared")
+	assert.False(t, sep)
+	env, sep = task.StepSeparateVerifier("own")
+	assert.True(t, sep)
+	assert.Equal(t, "step-verifier", env.DockerImage)
+
+	c.Verifier = VerifierConfig{}
+	task = &Task{Config: c}
+	_, sep = task.StepSeparateVerifier("inherits")
+	assert.False(t, sep, "shared by default")
+	env, sep = task.StepSeparateVerifier("own")
+	assert.True(t, sep, "a step's environment table alone makes it separate")
+	assert.Equal(t, "step-verifier", env.DockerImage)
+}
