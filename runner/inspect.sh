@@ -21,13 +21,18 @@
 #                                    records and MD5s (the record's, the
 #                                    content's, symlinks followed):
 #                                    "PATH\tPACKAGE\tRECORD\tCONTENT\n"
-#   inspect.sh PID settle QUIET_MS MAX_MS
+#   inspect.sh PID settle QUIET_MS CPU_MS MAX_MS
 #                                    waits until the container has settled:
 #                                    for QUIET_MS on end no process of its
 #                                    own is running or waiting on the disk,
 #                                    none started, ended or used CPU time, and
 #                                    no socket began or stopped listening;
-#                                    at most MAX_MS. Prints "settled MS" or
+#                                    at most until its processes have used
+#                                    CPU_MS of CPU time since the wait began
+#                                    (a busy machine starts a service more
+#                                    slowly: the bound is the work, not the
+#                                    time), and never beyond MAX_MS. Prints
+#                                    "settled MS" or
 #                                    "unsettled MS", then what was still
 #                                    changing ("busy PID COMM STATE" lines)
 set -u
@@ -60,7 +65,9 @@ settle)
 use strict;
 use warnings;
 use Time::HiRes qw(time sleep);
-my ($pid, $quiet, $most) = @ARGV;
+use POSIX ();
+my ($pid, $quiet, $cpu, $most) = @ARGV;
+my $tck = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
 my $ns = readlink("/proc/$pid/ns/pid");
 defined $ns or die "inspect.sh: cannot read the container'"'"'s PID namespace\n";
 # The listening sockets of the container'"'"'s network namespace.
@@ -93,18 +100,27 @@ sub procs {
 	}
 	return \%p;
 }
+# CPU time (ms) the processes used, by the ticks /proc/PID/stat counts.
+sub used {
+	my ($p) = @_;
+	my $t = 0;
+	$t += (split(" ", $_))[1] for values %$p;
+	return $t * 1000 / $tck;
+}
 my $start = time;
 my ($last, $lastp, $lastl, $since) = ("", {}, "", $start);
+my $cpu0;
 while (1) {
 	my $p = procs();
 	my $l = join("\n", listening());
 	my $cur = join("\n", map { "$_ $p->{$_}" } sort { $a <=> $b } keys %$p) . "\n" . $l;
 	my @busy = grep { $p->{$_} =~ /^[RD] / } sort { $a <=> $b } keys %$p;
 	my $now = time;
+	$cpu0 = used($p) unless defined $cpu0;
 	$since = $now if $cur ne $last || @busy;
 	my $ms = int(($now - $start) * 1000);
 	if (($now - $since) * 1000 >= $quiet) { print "settled $ms\n"; exit 0 }
-	if ($ms >= $most) {
+	if ($ms >= $most || used($p) - $cpu0 >= $cpu) {
 		print "unsettled $ms\n";
 		my %all = (%$p, %$lastp);
 		for my $n (sort { $a <=> $b } keys %all) {
@@ -118,7 +134,7 @@ while (1) {
 	}
 	($last, $lastp, $lastl) = ($cur, $p, $l);
 	sleep 0.05;
-}' "$pid" "$2" "$3"
+}' "$pid" "$2" "$3" "$4"
 	;;
 dpkg)
 	shift

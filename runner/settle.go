@@ -25,12 +25,19 @@ import (
 // task no healthcheck, the trial waits until the container has settled:
 // for settleQuiet on end, none of its processes runs or waits on the disk,
 // none starts, ends or uses CPU time, and no socket starts or stops
-// listening — at most settleMost. An image without an entrypoint of its
-// own runs only the keep-alive: nothing to wait for, no wait.
+// listening — until its processes have used settleCPU of CPU time, and at
+// most settleMost. An image without an entrypoint of its own runs only the
+// keep-alive: nothing to wait for, no wait.
 
 const (
 	settleQuiet = 300 * time.Millisecond
-	settleMost  = 5 * time.Second
+	// settleCPU bounds the wait by the work the container does: once its
+	// processes have used this much CPU time since the wait began, it is
+	// not settling (a daemon busy for good) and the agent starts. A busy
+	// machine starts a service more slowly, and gets as long as it needs.
+	settleCPU = 5 * time.Second
+	// settleMost bounds it in any case.
+	settleMost = 60 * time.Second
 )
 
 // needsSettle reports whether the trial's container is waited for after
@@ -75,8 +82,8 @@ func (h *harborTrial) settle(ctx context.Context) {
 		if err != nil {
 			return err
 		}
-		out, err := h.runInspector(ctx, inspector, strconv.Itoa(st.Pid), "settle",
-			strconv.FormatInt(settleQuiet.Milliseconds(), 10), strconv.FormatInt(settleMost.Milliseconds(), 10))
+		out, err := h.runInspector(ctx, inspector, strconv.Itoa(st.Pid), "settle", strconv.FormatInt(settleQuiet.Milliseconds(), 10),
+			strconv.FormatInt(settleCPU.Milliseconds(), 10), strconv.FormatInt(settleMost.Milliseconds(), 10))
 		if err != nil {
 			return err
 		}
@@ -89,8 +96,8 @@ func (h *harborTrial) settle(ctx context.Context) {
 		return
 	}
 	if !w.Settled {
-		h.s.progress.note(h.t, fmt.Sprintf("the entrypoint's processes still ran after %s (%s); the agent starts anyway",
-			settleMost, strings.Join(w.StillBusy, ", ")))
+		h.s.progress.note(h.t, fmt.Sprintf("the entrypoint's processes were still busy after %s of CPU time or %s (%s); the agent starts anyway",
+			settleCPU, settleMost, strings.Join(w.StillBusy, ", ")))
 	}
 }
 
