@@ -313,6 +313,13 @@ for line in open(path).read().split("\n"):
     c = re.match(r"^(\s*COPY\s+(?:--\S+\s+)*--from=)(\S+)(.*)$", line, re.I)
     if c:
         line = c.group(1) + mapped(c.group(2)) + c.group(3)
+    # COPY --chmod=MODE SRC FILE is BuildKit syntax (Harbor builds with
+    # docker compose, which uses BuildKit; this engine CLI builds without):
+    # the same file and mode, in two steps the classic builder takes.
+    k = re.match(r"^(\s*COPY\s+)--chmod=([0-7]{3,4})\s+(\S+)\s+(/\S*[^/\s])\s*$", line, re.I)
+    if k:
+        lines.append(k.group(1) + k.group(3) + " " + k.group(4))
+        line = "RUN chmod " + k.group(2) + " " + k.group(4)
     lines.append(line)
 open(path, "w").write("\n".join(lines))
 '
