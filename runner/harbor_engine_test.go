@@ -255,6 +255,16 @@ func checkHarborFixtureTask(t *testing.T, rec *results.RunRecord, res map[string
 	}
 	assert.Equal(t, wantMode, oracle.GradePhase.Mode)
 	checkHarborTamper(t, oracle, want, want.Tamper)
+	// Only an image with an entrypoint of its own, and no healthcheck, is
+	// waited for before the agent: no other trial pays for the rule.
+	if name == "entrypoint-race" {
+		if assert.NotNil(t, oracle.StartWait, "the entrypoint's start is waited for") {
+			assert.True(t, oracle.StartWait.Settled, "settled: %+v", oracle.StartWait)
+		}
+	} else {
+		assert.Nil(t, oracle.StartWait, "%s: no entrypoint of its own without a healthcheck: no wait", name)
+		assert.Nil(t, nop.StartWait, "%s: no wait", name)
+	}
 
 	wantOutcome := want.OracleOutcome
 	if wantOutcome == "" {
