@@ -413,8 +413,6 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		if req.NetworkOf, err = h.graderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
-	}
-	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {
 		h.res.GradePhase.Mode = suite.GradingSnapshot
 		// The snapshot grade removes the container: collect first.
 		h.collectArtifacts(ctx)
