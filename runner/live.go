@@ -404,9 +404,14 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		}
 		return h.separateGrade(ctx, step, sepEnv, req)
 	}
+	// The collect commands run before the verifier; a step's artifacts
+	// are taken then too, the task's after it (collectArtifacts).
+	var as []tasks.Artifact
+	var dir string
 	if step.name != "" {
-		h.collectStepArtifacts(ctx, step, false)
-	} else if err := h.runHooks(ctx, step, false); err != nil {
+		as, dir = h.stepArtifacts(step)
+	}
+	if _, err := h.collectEvidence(ctx, step, as, dir, false); err != nil {
 		return grader.Grade{}, err
 	}
 	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {

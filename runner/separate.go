@@ -63,20 +63,13 @@ func (h *harborTrial) containerOf(service string) string {
 func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env tasks.EnvConfig, req grader.Request) (grader.Grade, error) {
 	s, t := h.s, h.t
 	h.res.GradePhase.Mode = "separate"
-	stop := h.lastUse(step)
-	var entries []harbor.ArtifactEntry
-	if step.name == "" {
-		if err := h.runHooks(ctx, step, stop); err != nil {
-			return grader.Grade{}, err
-		}
-		entries = h.collectArtifacts(ctx)
-		if stop {
-			if err := h.stopMain(ctx); err != nil {
-				return grader.Grade{}, err
-			}
-		}
-	} else {
-		entries = h.collectStepArtifacts(ctx, step, stop)
+	as, dir := h.t.Task.Artifacts(), harbor.ArtifactsDir(h.trialAttempt.dir)
+	if step.name != "" {
+		as, dir = h.stepArtifacts(step)
+	}
+	entries, err := h.collectEvidence(ctx, step, as, dir, h.lastUse(step))
+	if err != nil {
+		return grader.Grade{}, err
 	}
 	img, err := h.verifierImage(ctx, step, env)
 	if err != nil {
@@ -170,38 +163,6 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 // collectLog holds the [[verifier.collect]] commands' output.
 const collectLog = "collect.log"
 
-// runHooks runs the task's and the step's [[verifier.collect]] commands
-// after the agent, before the artifacts are taken: main's first; when
-// stopMain, main is then stopped (and an agent that timed out left it
-// stopped), and the sidecars' run after. A command that fails or times
-// out is noted, never the trial's failure, as in Harbor.
-func (h *harborTrial) runHooks(ctx context.Context, step *stepRun, stopMain bool) error {
-	hooks := append(slices.Clone(h.t.Task.Config.Verifier.Collect), step.collect...)
-	var main, sidecars []tasks.CollectHook
-	for _, hook := range hooks {
-		if hook.Service == "" || hook.Service == tasks.MainService {
-			main = append(main, hook)
-		} else {
-			sidecars = append(sidecars, hook)
-		}
-	}
-	if len(main) > 0 {
-		// The collect commands need the container running (an agent
-		// that timed out had it killed).
-		if err := h.ready(ctx, false); err != nil {
-			return err
-		}
-	}
-	h.runCollect(ctx, step.dir, main, 0)
-	if stopMain && len(sidecars) > 0 {
-		if err := h.stopMain(ctx); err != nil {
-			return err
-		}
-	}
-	h.runCollect(ctx, step.dir, sidecars, len(main))
-	return nil
-}
-
 // runCollect runs collect commands, numbered from after+1, each in the
 // service it names.
 func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.CollectHook, after int) {
@@ -257,57 +218,68 @@ func appendCollectLog(log string, n int, service, command, part, status string) 
 	fmt.Fprintf(f, "=== %s\n", status)
 }
 
-// collectStepArtifacts runs a step's collect commands and copies its
-// artifacts (the task's, then the step's own) out of their containers into
-// steps/<name>/artifacts, with a manifest, after its agent and before its
-// verifier, as Harbor does: main's first; when stopMain (a separate
-// verifier's last step), main is stopped before the sidecars'. What fails
-// is said, and is not the trial's failure.
-func (h *harborTrial) collectStepArtifacts(ctx context.Context, st *stepRun, stopMain bool) []harbor.ArtifactEntry {
-	as := append(h.t.Task.Artifacts(), st.artifacts...)
-	var main, sidecars []tasks.Artifact
+// collectEvidence runs the task's and the step's [[verifier.collect]]
+// commands and copies the artifacts as out of their containers into dir,
+// with a manifest, after the agent and before the verifier, as Harbor
+// does: main's commands, then main's artifacts; when stopMain (a separate
+// verifier's last use of the container) main is stopped; then the
+// sidecars' commands and artifacts. A command or an artifact that fails
+// is said, never the trial's failure; an error is the container's (it
+// could not be made ready, or stopped).
+func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []tasks.Artifact, dir string, stopMain bool) ([]harbor.ArtifactEntry, error) {
+	var mainArts, sideArts []tasks.Artifact
 	for _, a := range as {
 		if a.Sidecar() {
-			sidecars = append(sidecars, a)
+			sideArts = append(sideArts, a)
 		} else {
-			main = append(main, a)
+			mainArts = append(mainArts, a)
 		}
 	}
-	dir := filepath.Join(st.dir, "artifacts")
-	hooks := append(slices.Clone(h.t.Task.Config.Verifier.Collect), st.collect...)
 	var mainHooks, sideHooks []tasks.CollectHook
-	for _, hook := range hooks {
+	for _, hook := range append(slices.Clone(h.t.Task.Config.Verifier.Collect), step.collect...) {
 		if hook.Service == "" || hook.Service == tasks.MainService {
 			mainHooks = append(mainHooks, hook)
 		} else {
 			sideHooks = append(sideHooks, hook)
 		}
 	}
-	if len(mainHooks) > 0 || len(main) > 0 {
+	if len(mainHooks) > 0 {
+		// The collect commands need the container running (an agent
+		// that timed out had it killed).
 		if err := h.ready(ctx, false); err != nil {
-			h.s.progress.note(h.t, fmt.Sprintf("step %s: %v", st.name, err))
+			return nil, err
 		}
 	}
-	h.runCollect(ctx, st.dir, mainHooks, 0)
-	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, main, dir, nil)
+	h.runCollect(ctx, step.dir, mainHooks, 0)
+	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, mainArts, dir, nil)
 	if err != nil {
 		h.s.progress.note(h.t, err.Error())
 	}
 	if stopMain {
 		if err := h.stopMain(ctx); err != nil {
-			h.s.progress.note(h.t, err.Error())
+			return entries, err
 		}
 	}
-	h.runCollect(ctx, st.dir, sideHooks, len(mainHooks))
-	if len(sidecars) > 0 {
-		if entries, err = harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, sidecars, dir, entries); err != nil {
+	h.runCollect(ctx, step.dir, sideHooks, len(mainHooks))
+	if len(sideArts) > 0 {
+		if entries, err = harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, sideArts, dir, entries); err != nil {
 			h.s.progress.note(h.t, err.Error())
 		}
 	}
 	for _, e := range entries {
 		if e.Status != "ok" {
-			h.s.progress.note(h.t, fmt.Sprintf("step %s: artifact %s not collected: %s", st.name, e.Source, e.Error))
+			what := "artifact"
+			if step.name != "" {
+				what = "step " + step.name + ": artifact"
+			}
+			h.s.progress.note(h.t, fmt.Sprintf("%s %s not collected: %s", what, e.Source, e.Error))
 		}
 	}
-	return entries
+	return entries, nil
+}
+
+// stepArtifacts are where a step's artifacts go and which: the task's,
+// then the step's own, into steps/<name>/artifacts.
+func (h *harborTrial) stepArtifacts(step *stepRun) ([]tasks.Artifact, string) {
+	return append(h.t.Task.Artifacts(), step.artifacts...), filepath.Join(step.dir, "artifacts")
 }
