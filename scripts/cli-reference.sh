@@ -895,37 +895,14 @@ harbor_steps() {
       [ "$i" = "$((${#step_names[@]} - 1))" ] && slast=1
       harbor_separate "$sctx" "${step_v_image_run[$i]}" "${step_v_workdir[$i]}" "${step_verifier_user[$i]}" "${step_verifier_timeout[$i]}" \
         senv "step_art_${i}_" "step_collect_${i}_" "$slast" "$sout/verifier"
-      python3 -c "$harbor_reward_py" "$sout/verifier" 0 "$sout/rewards.json" >/dev/null
-      say "step $sname: rewards $(cat "$sout/rewards.json") (separate verifier)"
-      if [ -n "${step_min[$i]}" ] && ! python3 -c "$harbor_steps_py" gate "$sout/rewards.json" "${step_min[$i]}"; then
-        say "step $sname: below its min_reward ${step_min[$i]}; the remaining steps are not run"
-        break
-      fi
-      continue
+    else
+      # The collect commands of the task and the step, then the verifier,
+      # on a fresh /logs/verifier (a bind mount: emptied) and a fresh /tests.
+      run_hooks "step_collect_${i}_" main
+      run_hooks "step_collect_${i}_" sidecars
+      harbor_step_shared
     fi
-    # The collect commands of the task and the step, before the verifier.
-    run_hooks "step_collect_${i}_" main
-    run_hooks "step_collect_${i}_" sidecars
-
-    # 3. The verifier, on a fresh /logs/verifier (a bind mount: emptied)
-    # and a fresh /tests.
-    set_net "$net_verifier" "$hosts_verifier"
-    dexec root "" "rm -rf /logs/verifier /tests 2>/dev/null; mkdir -p /logs/verifier /tests && chmod 777 /logs/verifier" "${env_base[@]}" >/dev/null 2>&1 || true
-    if [ -d "$task/tests" ]; then
-      docker cp "$task/tests/." "$hcid:/tests"
-    fi
-    if [ -d "$sdir/tests" ]; then
-      docker cp "$sdir/tests/." "$hcid:/tests"
-    fi
-    dexec root "" "chmod +x /tests/test.sh" "${env_base[@]}" >/dev/null 2>&1 || true
-    trc=0
-    dexec "${step_verifier_user[$i]}" "${step_verifier_timeout[$i]}" "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1" "${senv[@]}" || trc=$?
-    [ "$trc" = 124 ] && hfail "step $sname: the verifier timed out after ${step_verifier_timeout[$i]} s"
-    say "step $sname: test.sh exited $trc"
-    set_net "$net_baseline" "$hosts_baseline"
-    docker exec -u root "$hcid" chown -R "$(id -u):$(id -g)" /logs/agent /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
-    cp -a "$hout/logs/verifier" "$sout/verifier"
-    python3 -c "$harbor_reward_py" "$hout/logs/verifier" 0 "$sout/rewards.json" >/dev/null
+    python3 -c "$harbor_reward_py" "$sout/verifier" 0 "$sout/rewards.json" >/dev/null
     say "step $sname: rewards $(cat "$sout/rewards.json")"
 
     # 4. min_reward.
@@ -935,6 +912,29 @@ harbor_steps() {
     fi
   done
   python3 -c "$harbor_steps_py" total "$steps_strategy" "${verbose:-0}" "${step_rewards[@]}"
+}
+
+# harbor_step_shared: a shared step's verifier in the task's container
+# (harbor_steps' locals): /logs/verifier and /tests made anew, tests/ then
+# steps/NAME/tests/ copied in, test.sh run; /logs/verifier kept in
+# $sout/verifier.
+harbor_step_shared() {
+  set_net "$net_verifier" "$hosts_verifier"
+  dexec root "" "rm -rf /logs/verifier /tests 2>/dev/null; mkdir -p /logs/verifier /tests && chmod 777 /logs/verifier" "${env_base[@]}" >/dev/null 2>&1 || true
+  if [ -d "$task/tests" ]; then
+    docker cp "$task/tests/." "$hcid:/tests"
+  fi
+  if [ -d "$sdir/tests" ]; then
+    docker cp "$sdir/tests/." "$hcid:/tests"
+  fi
+  dexec root "" "chmod +x /tests/test.sh" "${env_base[@]}" >/dev/null 2>&1 || true
+  trc=0
+  dexec "${step_verifier_user[$i]}" "${step_verifier_timeout[$i]}" "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1" "${senv[@]}" || trc=$?
+  [ "$trc" = 124 ] && hfail "step $sname: the verifier timed out after ${step_verifier_timeout[$i]} s"
+  say "step $sname: test.sh exited $trc"
+  set_net "$net_baseline" "$hosts_baseline"
+  docker exec -u root "$hcid" chown -R "$(id -u):$(id -g)" /logs/agent /logs/verifier /logs/artifacts >/dev/null 2>&1 || true
+  cp -a "$hout/logs/verifier" "$sout/verifier"
 }
 
 # harbor_compose_up: a multi-container task the way Harbor's Docker
