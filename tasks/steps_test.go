@@ -42,12 +42,7 @@ func TestCheckSteps(t *testing.T) {
 				files[k] = v
 			}
 			writeTree(t, dir, files)
-			var errs []string
-			for _, f := range Check(dir) {
-				if f.Severity == SeverityError {
-					errs = append(errs, f.Path+": "+f.Message)
-				}
-			}
+			errs := checkErrors(dir)
 			if tc.want == "" {
 				assert.Empty(t, errs)
 				return
@@ -122,12 +117,7 @@ func TestStepsOnlyLayout(t *testing.T) {
 				files[k] = v
 			}
 			writeTree(t, dir, files)
-			var errs []string
-			for _, f := range Check(dir) {
-				if f.Severity == SeverityError {
-					errs = append(errs, f.Path+": "+f.Message)
-				}
-			}
+			errs := checkErrors(dir)
 			if tc.want != "" {
 				require.Len(t, errs, 1, "%v", errs)
 				assert.Contains(t, errs[0], tc.want)
@@ -168,4 +158,15 @@ func TestStepSeparateVerifier(t *testing.T) {
 	env, sep = task.StepSeparateVerifier("own")
 	assert.True(t, sep, "a step's environment table alone makes it separate")
 	assert.Equal(t, "step-verifier", env.DockerImage)
+}
+
+// checkErrors is Check's errors, "path: message" each.
+func checkErrors(dir string) []string {
+	var errs []string
+	for _, f := range Check(dir) {
+		if f.Severity == SeverityError {
+			errs = append(errs, f.Path+": "+f.Message)
+		}
+	}
+	return errs
 }
