@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -105,11 +106,14 @@ func (is issue) loadError(dir string) *LoadError {
 
 // validation is what validate found out about a task directory.
 type validation struct {
-	issues      []issue
-	cfg         Config
-	doc         map[string]any
-	id          string
-	parsed      bool // task.toml parsed into doc and cfg
+	issues []issue
+	cfg    Config
+	doc    map[string]any
+	id     string
+	parsed bool // task.toml parsed into doc and cfg
+	// sidecars are the compose file's services besides main, once it
+	// loaded; nil for a single-container task or a file that did not load.
+	sidecars    []string
 	taskDigest  string
 	filesDigest string
 }
@@ -437,10 +441,14 @@ func (v *validation) checkCompose(dir, path, sev string) {
 			env[k] = val
 		}
 	}
-	_, issues, err := loadCompose(dir, path, env)
+	c, issues, err := loadCompose(dir, path, env)
 	if err != nil {
 		v.add(sev, EnvironmentDir+"/"+composeFile, "", "compose", "%v", err)
 		return
+	}
+	v.sidecars = []string{}
+	for _, svc := range c.Services {
+		v.sidecars = append(v.sidecars, svc.Name)
 	}
 	for _, is := range issues {
 		v.add(sev, is.file, is.field, is.rule, "%s", is.message)
@@ -540,18 +548,29 @@ func phaseNetworks(c *Config) []phaseNetwork {
 // and a service that exists (main, or one of the compose file's).
 func (v *validation) checkCollect(dir string) {
 	compose := fileExists(filepath.Join(dir, EnvironmentDir, composeFile))
-	sidecars := func(field string, raw []any) {
-		as, _ := parseArtifacts(raw)
-		for i, a := range as {
-			if a.Sidecar() && !compose {
-				v.errorf(TaskFile, fmt.Sprintf("%s entry %d.service", field, i+1), "artifacts",
-					"%q: a single-container task has only the service %q (a sidecar's artifacts need environment/%s)", a.Service, MainService, composeFile)
-			}
+	// service checks a service an artifact or a collect command names:
+	// main, or a sidecar of the compose file.
+	service := func(field, rule, name string) {
+		switch {
+		case name == "" || name == MainService:
+		case !compose:
+			v.errorf(TaskFile, field, rule, "%q: a single-container task has only the service %q (a sidecar needs environment/%s)", name, MainService, composeFile)
+		case v.sidecars != nil && !slices.Contains(v.sidecars, name):
+			v.errorf(TaskFile, field, rule, "%q: environment/%s has no such service (its services: %s)", name, composeFile, strings.Join(append([]string{MainService}, v.sidecars...), ", "))
 		}
 	}
-	sidecars("artifacts", v.cfg.RawArtifacts)
+	artifacts := func(field string, raw []any) {
+		as, _ := parseArtifacts(raw)
+		for i, a := range as {
+			service(fmt.Sprintf("%s entry %d.service", field, i+1), "artifacts", a.Service)
+		}
+	}
+	artifacts("artifacts", v.cfg.RawArtifacts)
 	for i, s := range v.cfg.Steps {
-		sidecars(fmt.Sprintf("[[steps]][%d].artifacts", i), s.RawArtifacts)
+		artifacts(fmt.Sprintf("[[steps]][%d].artifacts", i), s.RawArtifacts)
+		for j, h := range s.Verifier.Collect {
+			service(fmt.Sprintf("[[steps]][%d].verifier.collect #%d.service", i, j+1), "verifier.collect", h.Service)
+		}
 	}
 	for i, h := range v.cfg.Verifier.Collect {
 		field := fmt.Sprintf("[[verifier.collect]] #%d", i+1)
@@ -561,11 +580,7 @@ func (v *validation) checkCollect(dir string) {
 		if h.TimeoutSec != nil && *h.TimeoutSec <= 0 {
 			v.errorf(TaskFile, field+".timeout_sec", "verifier.collect", "must be positive (found %g)", *h.TimeoutSec)
 		}
-		if h.Service != "" && h.Service != MainService {
-			if !fileExists(filepath.Join(dir, EnvironmentDir, composeFile)) {
-				v.errorf(TaskFile, field+".service", "verifier.collect", "%q: a single-container task has only the service %q", h.Service, MainService)
-			}
-		}
+		service(field+".service", "verifier.collect", h.Service)
 	}
 }
 

@@ -99,6 +99,11 @@ func TestStepsOnlyLayout(t *testing.T) {
 			"[[steps]][0].verifier.environment: a verifier environment makes no sense"},
 		{"a sidecar's artifact in a single-container task", "TOP artifacts = [{ source = \"/var/log/x.log\", service = \"api\" }]\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", nil, nil,
 			`artifacts entry 1.service: "api": a single-container task has only the service "main"`},
+		{"a service the compose file lacks", "TOP artifacts = [{ source = \"/var/log/x.log\", service = \"apj\" }]\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", nil,
+			map[string]string{"environment/docker-compose.yaml": "services:\n  api:\n    image: flightdeck/base:bookworm\n"},
+			`artifacts entry 1.service: "apj": environment/docker-compose.yaml has no such service (its services: main, api)`},
+		{"a compose file's service", "TOP artifacts = [{ source = \"/var/log/x.log\", service = \"api\" }]\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", nil,
+			map[string]string{"environment/docker-compose.yaml": "services:\n  api:\n    image: flightdeck/base:bookworm\n"}, ""},
 		{"a bad service name", "TOP artifacts = [{ source = \"/var/log/x.log\", service = \"../api\" }]\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n", nil, nil,
 			"entry 1: service must be a compose service's name"},
 	} {
