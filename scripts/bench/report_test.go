@@ -60,7 +60,7 @@ func fakeReport() *report {
 			floor: samples{0.66, 0.7}, floorAgent: samples{0.33}, floorGrader: samples{0.33},
 			floorStart: samples{0.25}, floorExec: samples{0.03}, floorRemove: samples{0.05},
 			cli: samples{1.3}, cli1: samples{1.2}, nop: samples{0.55, 0.57}, nopFirst: samples{0.85}, cmd: samples{1.0},
-			harbor: samples{0.7}, harborFirst: samples{0.9}, oracle: oracle,
+			harbor: samples{0.7}, harborFirst: samples{0.9}, harborTrials: 3, oracle: oracle,
 			harborBreakdown: breakdown{trials: 2, total: samples{0.7}, outside: samples{0.05}, phases: harborPhases,
 				outsideCalls: []callRow{{method: "Remove", took: samples{0.05}, count: 1}}},
 			nopBreakdown: breakdown{trials: 2, total: samples{0.56}, outside: samples{0.004}, phases: phases(0.51)},

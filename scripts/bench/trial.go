@@ -18,6 +18,10 @@ type trialFigures struct {
 	cmd                                samples // flightdeck, command agent `true` (an agent's container)
 	harbor                             samples // flightdeck, the Harbor task, nop agent, after the run's first trial
 	harborFirst                        samples // the Harbor task's run's first trial
+	// harborWaited counts the Harbor task's trials that waited for an
+	// entrypoint's start, of harborTrials: the task has no entrypoint of
+	// its own, so the start rule must leave every one of them alone.
+	harborWaited, harborTrials int
 	oracle                             *oracleFigures
 	nopBreakdown, cmdBreakdown         breakdown
 	harborBreakdown                    breakdown
@@ -99,6 +103,10 @@ func (b *bench) trialRounds(ctx context.Context, rounds, attempts int) (*trialFi
 				return err
 			}
 			for i, t := range r.trialsOf(nopVariant.name) {
+				f.harborTrials++
+				if r.byTrial[t].StartWait != nil {
+					f.harborWaited++
+				}
 				if i == 0 {
 					f.harborFirst = append(f.harborFirst, r.trialTime(t).Seconds())
 					continue

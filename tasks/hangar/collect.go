@@ -50,9 +50,17 @@ func collect(t *tasks.Task, sh shower) (*entry, []Violation) {
 	if fd.Sealed {
 		bad(toml, "[flightdeck].sealed", "sealed tasks never leave this repository; hangar export refuses them")
 	}
-	if t.Native() {
+	steps := len(t.Config.Steps) > 0
+	switch {
+	case steps:
+		// A step's instruction and tests live under steps/<name>/, and
+		// the top-level ones may be absent: reading them would only say
+		// "missing", and a grader command would not help.
+		bad(toml, "[[steps]]", "a multi-step task (%d steps): hangar runs one instruction and one grader per task, "+
+			"so it cannot run steps in order; export each step as a task of its own", len(t.Config.Steps))
+	case t.Native():
 		e.command = t.GraderCommand()
-	} else {
+	default:
 		bad(toml, "[flightdeck.grader].command", harborGrader)
 	}
 	src := fd.Source
@@ -87,6 +95,9 @@ func collect(t *tasks.Task, sh shower) (*entry, []Violation) {
 		e.spec.Timeouts.AgentSec = &s
 	}
 
+	if steps {
+		return nil, vs
+	}
 	vs = append(vs, collectInstruction(t, e, sh)...)
 	vs = append(vs, collectPatch(t, e, sh)...)
 	vs = append(vs, collectTests(t, e, sh)...)

@@ -123,6 +123,18 @@ var refusalsCases = []struct {
 		want: []refusalWant{{"a/task.toml", "[flightdeck.source].base_sha", `must be 40 lowercase hex digits, found "main"`}},
 	},
 	{
+		name: "multi-step, steps only",
+		change: func(t *testing.T, f *fakeTask) {
+			f.edit(t, "[flightdeck.grader]\ncommand = \"bash tests/test.sh\"\n", "")
+			f.toml += "\n[[steps]]\nname = \"one\"\n"
+			delete(f.files, "instruction.md")
+			delete(f.files, "tests/test.sh")
+			f.files["steps/one/instruction.md"] = []byte("Do step one.\n")
+			f.files["steps/one/tests/test.sh"] = []byte("exit 0\n")
+		},
+		want: []refusalWant{{"a/task.toml", "[[steps]]", "a multi-step task (1 steps): hangar runs one instruction and one grader per task"}},
+	},
+	{
 		name: "sealed",
 		change: func(t *testing.T, f *fakeTask) {
 			f.edit(t, `environment = "bare"`, "environment = \"bare\"\nsealed = true")
