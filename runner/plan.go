@@ -353,10 +353,8 @@ func cleanName(s string) string {
 }
 
 // effectiveTimeouts are the agent (0: no limit) and verifier timeouts in
-// seconds after the multipliers.
+// seconds, as the trial runs them (harbor.Timeouts).
 func effectiveTimeouts(t *tasks.Task, m suite.Multipliers) (agent, verifier float64) {
-	if d, ok := t.AgentTimeout(); ok {
-		agent = d.Seconds() * m.Agent
-	}
-	return agent, t.VerifierTimeout().Seconds() * m.Verifier
+	a, v, _ := harbor.Timeouts(t.Config, m)
+	return a.Seconds(), v.Seconds()
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostenv"
@@ -38,7 +37,6 @@ const StepsDir = "steps"
 // timeouts, users and verifier env, the task's where the step sets none.
 func (h *harborTrial) planSteps() ([]*stepRun, error) {
 	task := h.t.Task
-	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, h.s.cfg.TimeoutMultiplier)
 	mult := h.s.cfg.TimeoutMultiplier
 	var out []*stepRun
 	for _, sc := range task.Config.Steps {
@@ -47,14 +45,8 @@ func (h *harborTrial) planSteps() ([]*stepRun, error) {
 			return nil, err
 		}
 		st := &stepRun{name: sc.Name, instruction: instruction, dir: filepath.Join(h.trialAttempt.dir, StepsDir, sc.Name),
-			agentTimeout: agentTimeout, verifierTimeout: verifierTimeout,
 			agentUser: firstNonEmpty(sc.Agent.User, task.Config.Agent.User), verifierUser: firstNonEmpty(sc.Verifier.User, task.Config.Verifier.User)}
-		if sc.Agent.TimeoutSec != nil {
-			st.agentTimeout = scaled(*sc.Agent.TimeoutSec, mult.Agent)
-		}
-		if sc.Verifier.TimeoutSec != nil {
-			st.verifierTimeout = scaled(*sc.Verifier.TimeoutSec, mult.Verifier)
-		}
+		st.agentTimeout, st.verifierTimeout = harbor.StepTimeouts(task.Config, sc, mult)
 		if dirExists(filepath.Join(task.StepDir(sc.Name), "solution")) {
 			st.solutionDir = filepath.Join(task.StepDir(sc.Name), "solution")
 		}
@@ -253,14 +245,6 @@ func stepRewardText(r *float64) string {
 		return "none"
 	}
 	return fmt.Sprintf("%g", *r)
-}
-
-// scaled is sec seconds times a timeout multiplier (1 when unset).
-func scaled(sec, mult float64) time.Duration {
-	if mult <= 0 {
-		mult = 1
-	}
-	return time.Duration(sec * mult * float64(time.Second))
 }
 
 func firstNonEmpty(a, b string) string {

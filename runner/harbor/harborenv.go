@@ -147,6 +147,22 @@ func Timeouts(cfg tasks.Config, mult suite.Multipliers) (agent, verifier, build 
 	return agent, scale(t.VerifierTimeout(), mult.Verifier), scale(t.BuildTimeout(), mult.Build)
 }
 
+// StepTimeouts are a step's agent and verifier timeouts after the
+// multipliers: the step's own where it sets one, else the task's (as
+// Timeouts gives them).
+func StepTimeouts(cfg tasks.Config, step tasks.StepConfig, mult suite.Multipliers) (agent, verifier time.Duration) {
+	agent, verifier, _ = Timeouts(cfg, mult)
+	if step.Agent.TimeoutSec != nil {
+		agent = scale(seconds(*step.Agent.TimeoutSec), mult.Agent)
+	}
+	if step.Verifier.TimeoutSec != nil {
+		verifier = scale(seconds(*step.Verifier.TimeoutSec), mult.Verifier)
+	}
+	return agent, verifier
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
 func scale(d time.Duration, m float64) time.Duration {
 	if m <= 0 {
 		m = 1

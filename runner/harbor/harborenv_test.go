@@ -162,6 +162,33 @@ func TestHarborEnvTimeouts(t *testing.T) {
 	}
 }
 
+func TestHarborEnvStepTimeouts(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cfg := tasks.Config{Agent: tasks.AgentConfig{TimeoutSec: f(100)}, Verifier: tasks.VerifierConfig{TimeoutSec: f(50)}}
+	tests := []struct {
+		name            string
+		step            tasks.StepConfig
+		mult            suite.Multipliers
+		agent, verifier time.Duration
+	}{
+		{name: "a step that sets none gets the task's", mult: suite.Multipliers{Agent: 2, Verifier: 3},
+			agent: 200 * time.Second, verifier: 150 * time.Second},
+		{name: "a step's own, times the multipliers",
+			step: tasks.StepConfig{Agent: tasks.StepAgent{TimeoutSec: f(10)}, Verifier: tasks.StepVerifier{TimeoutSec: f(2.5)}},
+			mult: suite.Multipliers{Agent: 2, Verifier: 2}, agent: 20 * time.Second, verifier: 5 * time.Second},
+		{name: "zero multipliers count as one, as for the task",
+			step:  tasks.StepConfig{Verifier: tasks.StepVerifier{TimeoutSec: f(7)}},
+			agent: 100 * time.Second, verifier: 7 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, v := StepTimeouts(cfg, tc.step, tc.mult)
+			assert.Equal(t, tc.agent, a, "agent")
+			assert.Equal(t, tc.verifier, v, "verifier")
+		})
+	}
+}
+
 func FuzzHarborEnvResolve(f *testing.F) {
 	for _, s := range []string{"${A}", "${A:-x}", "${B:-}", "a${A}b", "${", "${:-}", "${A:-${B}}", "$A", ""} {
 		f.Add(s)
