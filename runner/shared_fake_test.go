@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,4 +73,135 @@ func TestSharedModelOracleAndNop(t *testing.T) {
 		assert.Equal(t, want, string(res.Outcome), "%s: %s", variant, res.Error)
 	}
 	assert.Empty(t, eng.Live(), "every container is removed")
+}
+
+// writeFiles writes files (relative path → content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o755))
+	}
+}
+
+// runShared runs the oracle and nop of the task at dir on a fake engine
+// and returns their results by variant.
+func runShared(t *testing.T, eng *sandboxtest.Engine, dir string) (*results.RunRecord, map[string]*results.Result) {
+	t.Helper()
+	req := fakeRequest(t, "name: shared\ntasks: ["+dir+"]\nvariants:\n  oracle: {agent: oracle}\n  nop: {agent: nop}\nresults: RESULTS\n", suite.Options{})
+	rec := fakeRun(t, eng, t.Context(), req)
+	out := map[string]*results.Result{}
+	for _, variant := range []string{"oracle", "nop"} {
+		res, err := results.ReadResult(filepath.Join(rec.Dir, filepath.Base(dir)+"__"+variant+"__1", results.ResultFile))
+		require.NoError(t, err)
+		out[variant] = res
+	}
+	assert.Empty(t, eng.Live(), "every container is removed")
+	return rec, out
+}
+
+func assertOracleNop(t *testing.T, res map[string]*results.Result) {
+	t.Helper()
+	assert.Equal(t, "passed", string(res["oracle"].Outcome), "oracle: %s", res["oracle"].Error)
+	assert.Equal(t, "failed", string(res["nop"].Outcome), "nop: %s", res["nop"].Error)
+}
+
+// Each step runs its agent and is verified in turn in the one container;
+// the trial's reward is the steps' mean.
+func TestSharedModelSteps(t *testing.T) {
+	root := t.TempDir()
+	dir := writeHarborTask(t, root, "steps", "\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n[steps.verifier]\ntimeout_sec = 5.0\n")
+	writeFiles(t, dir, map[string]string{"steps/one/instruction.md": "One.\n", "steps/two/instruction.md": "Two.\n"})
+	eng := sandboxtest.New(t.TempDir())
+	eng.Run = harborShell
+	rec, res := runShared(t, eng, dir)
+	assertOracleNop(t, res)
+	if assert.Len(t, res["oracle"].Steps, 2) {
+		assert.Equal(t, "one", res["oracle"].Steps[0].Name)
+		assert.Equal(t, "two", res["oracle"].Steps[1].Name)
+	}
+	for _, variant := range []string{"oracle", "nop"} {
+		for _, step := range []string{"one", "two"} {
+			assert.FileExists(t, filepath.Join(rec.Dir, res[variant].Trial, StepsDir, step, "verifier", "reward.txt"))
+		}
+	}
+}
+
+// A separate verifier grades in a container of its own, built from
+// tests/, with the task's artifacts copied in; the agent's container is
+// stopped first.
+func TestSharedModelSeparateVerifier(t *testing.T) {
+	root := t.TempDir()
+	dir := writeHarborTask(t, root, "separate", "")
+	toml := readFile(t, filepath.Join(dir, "task.toml"))
+	toml = strings.Replace(toml, "schema_version = \"1.4\"\n", "schema_version = \"1.4\"\nartifacts = [\"/app/answer.txt\"]\n", 1)
+	toml = strings.Replace(toml, "[verifier]\n", "[verifier]\nenvironment_mode = \"separate\"\n", 1)
+	writeFiles(t, dir, map[string]string{"task.toml": toml, "tests/Dockerfile": "FROM " + FallbackImage + "\nCOPY test.sh /tests/test.sh\n"})
+	eng := sandboxtest.New(t.TempDir())
+	eng.Run = harborShell
+	var built []string
+	eng.Build = func(spec sandbox.BuildSpec) (sandbox.Image, error) {
+		built = append(built, filepath.Base(spec.ContextDir))
+		return sandbox.Image{Ref: "flightdeck/" + spec.Name + ":fake", ID: "sha256:" + spec.Name}, nil
+	}
+	_, res := runShared(t, eng, dir)
+	assertOracleNop(t, res)
+	assert.Contains(t, built, "tests", "the verifier's image is built from tests/")
+	var verifiers, withAnswer int
+	for _, c := range eng.Containers() {
+		if c.Phase() == "grade" {
+			verifiers++
+			assert.Contains(t, c.Spec.Image, "verifier", "the verifier's own image")
+			if _, err := os.Stat(c.Path("/app/answer.txt")); err == nil {
+				withAnswer++ // the oracle's artifact, where the verifier reads it
+			}
+		}
+	}
+	assert.Equal(t, 2, verifiers, "one verifier container per trial")
+	assert.Equal(t, 1, withAnswer, "the oracle's artifact is copied in; the nop left none")
+}
+
+// A compose task's services start before main, on the trial's own network,
+// with its named volumes, and everything is removed after.
+func TestSharedModelCompose(t *testing.T) {
+	root := t.TempDir()
+	dir := writeHarborTask(t, root, "compose", "")
+	writeFiles(t, dir, map[string]string{"environment/docker-compose.yaml": `services:
+  main:
+    depends_on: [store]
+    environment:
+      STORE_URL: http://store:8080
+  store:
+    image: ` + FallbackImage + `
+    command: ["sleep", "infinity"]
+    volumes:
+      - storedata:/data
+volumes:
+  storedata:
+`})
+	eng := sandboxtest.New(t.TempDir())
+	eng.Run = harborShell
+	_, res := runShared(t, eng, dir)
+	assertOracleNop(t, res)
+	calls := strings.Join(eng.Calls(), "\n")
+	for _, call := range []string{"CreateNetwork", "CreateVolume", "RemoveNetwork", "RemoveVolume"} {
+		assert.Equal(t, 2, strings.Count(calls, call+"\n"), "%s once per trial", call)
+	}
+	var stores, mains int
+	for _, c := range eng.Containers() {
+		if c.Spec.Service == nil {
+			continue
+		}
+		switch {
+		case slices.Contains(c.Spec.Service.Aliases, "store"):
+			stores++
+			assert.Equal(t, []string{"sleep", "infinity"}, c.Spec.Service.Cmd)
+		case slices.Contains(c.Spec.Service.Aliases, "main"):
+			mains++
+			assert.Contains(t, c.Spec.Env, "STORE_URL=http://store:8080", "main gets its compose environment")
+		}
+	}
+	assert.Equal(t, 2, stores, "one store per trial")
+	assert.Equal(t, 2, mains, "one main per trial")
 }
