@@ -137,9 +137,16 @@ func TestSharedModelSeparateVerifier(t *testing.T) {
 	toml := readFile(t, filepath.Join(dir, "task.toml"))
 	toml = strings.Replace(toml, "schema_version = \"1.4\"\n", "schema_version = \"1.4\"\nartifacts = [\"/app/answer.txt\"]\n", 1)
 	toml = strings.Replace(toml, "[verifier]\n", "[verifier]\nenvironment_mode = \"separate\"\n", 1)
+	toml += "\n[[verifier.collect]]\ncommand = \"sha256sum /app/answer.txt > /logs/artifacts/answer.sha256\"\ntimeout_sec = 5.0\n"
 	writeFiles(t, dir, map[string]string{"task.toml": toml, "tests/Dockerfile": "FROM " + FallbackImage + "\nCOPY test.sh /tests/test.sh\n"})
 	eng := sandboxtest.New(t.TempDir())
-	eng.Run = harborShell
+	var collected []string // the phase of the container each collect command ran in
+	eng.Run = func(ctx context.Context, c *sandboxtest.Container, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		if strings.Contains(strings.Join(e.Cmd, " "), "sha256sum") {
+			collected = append(collected, c.Phase())
+		}
+		return harborShell(ctx, c, e)
+	}
 	var built []string
 	eng.Build = func(spec sandbox.BuildSpec) (sandbox.Image, error) {
 		built = append(built, filepath.Base(spec.ContextDir))
@@ -160,6 +167,7 @@ func TestSharedModelSeparateVerifier(t *testing.T) {
 	}
 	assert.Equal(t, 2, verifiers, "one verifier container per trial")
 	assert.Equal(t, 1, withAnswer, "the oracle's artifact is copied in; the nop left none")
+	assert.Len(t, collected, 2, "the collect command runs once per trial, in the agent's container: %v", collected)
 }
 
 // A compose task's services start before main, on the trial's own network,
@@ -204,4 +212,70 @@ volumes:
 	}
 	assert.Equal(t, 2, stores, "one store per trial")
 	assert.Equal(t, 2, mains, "one main per trial")
+}
+
+// depends_on conditions: main starts once a service with a healthcheck is
+// healthy; a service that never gets healthy fails the trial, naming it.
+func TestSharedModelComposeHealth(t *testing.T) {
+	compose := `services:
+  main:
+    depends_on:
+      store: {condition: service_healthy}
+  store:
+    image: ` + FallbackImage + `
+    command: ["sleep", "infinity"]
+    healthcheck:
+      test: ["CMD", "true"]
+      interval: 1s
+      retries: 1
+`
+	for _, tc := range []struct {
+		name, health string
+		want         map[string]string
+	}{
+		{"healthy", "healthy", map[string]string{"oracle": "passed", "nop": "failed"}},
+		{"unhealthy", "unhealthy", map[string]string{"oracle": "infra_error", "nop": "infra_error"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeHarborTask(t, t.TempDir(), "health", "")
+			writeFiles(t, dir, map[string]string{"environment/docker-compose.yaml": compose})
+			eng := sandboxtest.New(t.TempDir())
+			eng.Run = harborShell
+			eng.Started = func(c *sandboxtest.Container) {
+				if c.Spec.Service != nil && slices.Contains(c.Spec.Service.Aliases, "store") {
+					c.Health = tc.health
+				}
+			}
+			_, res := runShared(t, eng, dir)
+			for variant, want := range tc.want {
+				assert.Equal(t, want, string(res[variant].Outcome), "%s: %s", variant, res[variant].Error)
+				if want == "infra_error" {
+					assert.Contains(t, res[variant].Error, "store")
+				}
+			}
+		})
+	}
+}
+
+// A separate verifier for each step of a multi-step task: each step's
+// grade runs in a verifier container of its own.
+func TestSharedModelStepsSeparateVerifier(t *testing.T) {
+	dir := writeHarborTask(t, t.TempDir(), "stepsep", "\n[[steps]]\nname = \"one\"\n\n[[steps]]\nname = \"two\"\n")
+	toml := readFile(t, filepath.Join(dir, "task.toml"))
+	toml = strings.Replace(toml, "schema_version = \"1.4\"\n", "schema_version = \"1.4\"\nartifacts = [\"/app/answer.txt\"]\n", 1)
+	toml = strings.Replace(toml, "[verifier]\n", "[verifier]\nenvironment_mode = \"separate\"\n", 1)
+	writeFiles(t, dir, map[string]string{"task.toml": toml, "tests/Dockerfile": "FROM " + FallbackImage + "\nCOPY test.sh /tests/test.sh\n",
+		"steps/one/instruction.md": "One.\n", "steps/two/instruction.md": "Two.\n"})
+	eng := sandboxtest.New(t.TempDir())
+	eng.Run = harborShell
+	_, res := runShared(t, eng, dir)
+	assertOracleNop(t, res)
+	var grades int
+	for _, c := range eng.Containers() {
+		if c.Phase() == "grade" {
+			grades++
+		}
+	}
+	assert.Equal(t, 4, grades, "a verifier container per step and trial")
+	assert.Len(t, res["oracle"].Steps, 2)
 }

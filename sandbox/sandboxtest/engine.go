@@ -47,6 +47,9 @@ type Engine struct {
 	// Run is what an exec does in a container; nil: it does nothing and
 	// exits 0. It may read and write c's filesystem through c.Path.
 	Run func(ctx context.Context, c *Container, spec sandbox.ExecSpec) (sandbox.ExecResult, error)
+	// Started, when set, is called with each container once it exists
+	// (to set its Health, say).
+	Started func(c *Container)
 	// Fail, when it returns an error for a method's name ("Start",
 	// "Exec", …) and the container (or "" for none), makes that call fail
 	// with it before it does anything.
@@ -243,6 +246,9 @@ func (e *Engine) Start(_ context.Context, spec sandbox.ContainerSpec) (sandbox.C
 		if err := os.MkdirAll(c.Path(d), 0o777); err != nil {
 			return sandbox.Container{}, err
 		}
+	}
+	if e.Started != nil {
+		e.Started(c)
 	}
 	e.mu.Lock()
 	e.containers[id] = c
