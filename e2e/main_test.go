@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
@@ -108,9 +109,7 @@ func binary(t *testing.T) string {
 // containers as a user would) and the offline base image.
 func requireEngine(t *testing.T) *sandbox.Docker {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("engine tests do not run with -short")
-	}
+	testenv.Short(t)
 	harness.engineOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -93,9 +93,7 @@ func (c *countingEngine) EnsureImage(ctx context.Context, spec sandbox.BuildSpec
 // requireEngine connects to the engine, or skips.
 func requireEngine(t *testing.T) *sandbox.Docker {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("engine tests do not run with -short")
-	}
+	testenv.Short(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sharedEngine.once.Do(func() {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
 )
 
@@ -26,9 +27,7 @@ func newWorkDir(t *testing.T, files map[string]string) *WorkDir {
 // dirs copied from it.
 func newWorkDirs(t *testing.T, files map[string]string, n int) []*WorkDir {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	root := t.TempDir()
 	tree, scratch := filepath.Join(root, "seed", "tree"), filepath.Join(root, "seed")
 	require.NoError(t, os.MkdirAll(tree, 0o755))
@@ -152,9 +151,7 @@ func TestWorkDirChangeAndCommits(t *testing.T) {
 }
 
 func TestWorkDirExistingRepository(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	root := t.TempDir()
 	host := filepath.Join(root, "w")
 	writeTestFile(t, filepath.Join(host, "a"), "1\n")

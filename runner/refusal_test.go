@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
-	"github.com/flightdeck/flightdeck/internal/hostgit"
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -174,9 +174,7 @@ results: results
 // result.json, run.json, the summary, the report and JUnit; the other
 // task runs; refused trials stay out of every rate, and the run exits 1.
 func TestRunRecordsRefusedTasks(t *testing.T) {
-	if hostgit.Available() != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	suiteFile, gpus := refusedSuite(t)
 	req, err := Prepare(t.Context(), suiteFile, suite.Options{Cwd: filepath.Dir(suiteFile), Retries: -1})
 	require.NoError(t, err)
@@ -306,9 +304,7 @@ func TestRunOnlyRefusedOpensNoEngine(t *testing.T) {
 // --resume checks a refused task again: still refused, it is recorded
 // refused again without running; made runnable, it runs.
 func TestResumeChecksRefusedTasksAgain(t *testing.T) {
-	if hostgit.Available() != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	suiteFile, gpus := refusedSuite(t)
 	req, err := Prepare(t.Context(), suiteFile, suite.Options{Cwd: filepath.Dir(suiteFile), Retries: -1, Variants: []string{"right"}, Attempts: 1})
 	require.NoError(t, err)

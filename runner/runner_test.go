@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
-	"github.com/flightdeck/flightdeck/internal/hostgit"
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -187,9 +187,7 @@ func fakeRunAs(t *testing.T, eng sandbox.Engine, ctx context.Context, req Reques
 
 func fakeRequest(t *testing.T, suiteBody string, opts suite.Options) Request {
 	t.Helper()
-	if hostgit.Available() != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	path := writeSuite(t, suiteBody)
 	opts.Cwd = filepath.Dir(path)
 	if opts.Retries == 0 {
@@ -555,9 +553,7 @@ func TestRunGivesTheWorkDirToTheAgentsUser(t *testing.T) {
 	writeTestFile(t, filepath.Join(task, "task.toml"), strings.Replace(toml, "[agent]\n", "[agent]\nuser = \"agent\"\n", 1))
 	suiteFile := filepath.Join(dir, "s.yaml")
 	writeTestFile(t, suiteFile, "tasks: [answer]\nvariants: {right: {agent: command, command: \"echo 42\"}}\nresults: results\n")
-	if hostgit.Available() != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	req, err := Prepare(t.Context(), suiteFile, suite.Options{Cwd: dir, Retries: -1})
 	require.NoError(t, err)
 

@@ -57,14 +57,20 @@ func Tool(t testing.TB, name string) string {
 	return path
 }
 
+// Short skips an engine test under -short, which touches no engine.
+func Short(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("engine tests do not run with -short")
+	}
+}
+
 // Engine connects to the Docker engine, closed when the test ends; see
 // Missing. Engine tests do not run with -short. The base image must be
 // there: its absence fails the test, with what to run.
 func Engine(t testing.TB) *sandbox.Docker {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("engine tests do not run with -short")
-	}
+	Short(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	eng, err := sandbox.New(ctx)

@@ -3,7 +3,6 @@ package harbor
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -145,9 +144,7 @@ type gitRepo struct {
 
 func newGitRepo(t *testing.T) gitRepo {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
+	testenv.Tool(t, "git")
 	dir := t.TempDir()
 	write := func(rel, body string) {
 		p := filepath.Join(dir, filepath.FromSlash(rel))

@@ -32,9 +32,7 @@ const ArtifactsEnv = "FLIGHTDECK_ARTIFACTS"
 // grader log reachable from its cell, no network request but the page
 // itself, and a screenshot saved.
 func TestReportInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("engine tests do not run with -short")
-	}
+	testenv.Short(t)
 	chromium := testenv.Tool(t, "chromium")
 	eng := testenv.Engine(t)
 	root, err := filepath.Abs(filepath.Join("..", ".."))

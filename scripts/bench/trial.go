@@ -22,9 +22,9 @@ type trialFigures struct {
 	// entrypoint's start, of harborTrials: the task has no entrypoint of
 	// its own, so the start rule must leave every one of them alone.
 	harborWaited, harborTrials int
-	oracle                             *oracleFigures
-	nopBreakdown, cmdBreakdown         breakdown
-	harborBreakdown                    breakdown
+	oracle                     *oracleFigures
+	nopBreakdown, cmdBreakdown breakdown
+	harborBreakdown            breakdown
 }
 
 // trialRounds measures, per round: the floor; the CLI reference runner's

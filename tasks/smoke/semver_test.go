@@ -573,9 +573,7 @@ func TestSemverTaskFiles(t *testing.T) {
 // FLIGHTDECK_REQUIRE_DOCKER=1) and fails when the base image is missing.
 func needBaseImage(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short touches no engine")
-	}
+	testenv.Short(t)
 	testenv.Tool(t, "docker")
 	if code, out, err := tasktest.RunErr("", os.Environ(), "docker", "info", "--format", "{{.ServerVersion}}"); err != nil || code != 0 {
 		testenv.Missing(t, "no Docker engine: %v %s", err, out)
