@@ -1,0 +1,48 @@
+package sandbox
+
+import (
+	"context"
+	"sort"
+	"testing"
+
+	"github.com/moby/moby/client"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseUpper(t *testing.T) {
+	out := upperMount + "/etc\n" + upperMount + "/etc/new.conf\n" + upperMount + "/etc/.wh.issue\n" +
+		upperMount + "/opt\n" + upperMount + "/opt/.wh..wh..opq\n" + upperMount + "/opt/a/.wh..opq\n\n"
+	assert.Equal(t, []Change{{"/etc", "C"}, {"/etc/new.conf", "C"}, {"/etc/issue", "D"}, {"/opt", "C"}}, parseUpper(out))
+}
+
+// Changes read from the writable layer name the paths the engine's own
+// diff names, for a stopped container.
+func TestChangesAgreeWithTheEngine(t *testing.T) {
+	d := newTestEngine(t)
+	requireBaseImage(t, d)
+	ctx := context.Background()
+	c, err := d.Start(ctx, ContainerSpec{Image: baseImage, Name: "changes", RunID: "test-changes", TrialID: "t1", NoInit: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { d.Remove(context.Background(), c.ID) })
+	res, err := d.Exec(ctx, c.ID, ExecSpec{Cmd: []string{"bash", "-c", "touch /etc/new.conf && rm /etc/issue && mkdir -p /opt/a/b && echo x > /opt/a/b/f && rm -rf /usr/share/doc/bash"}, User: "0"})
+	require.NoError(t, err)
+	require.Zero(t, res.ExitCode)
+	require.NoError(t, d.Stop(ctx, c.ID))
+
+	got, err := d.Changes(ctx, c.ID)
+	require.NoError(t, err)
+	engine, err := d.api.ContainerDiff(ctx, c.ID, client.ContainerDiffOptions{})
+	require.NoError(t, err)
+	var want, have []string
+	for _, e := range engine.Changes {
+		want = append(want, e.Path)
+	}
+	for _, e := range got {
+		have = append(have, e.Path)
+	}
+	sort.Strings(want)
+	sort.Strings(have)
+	assert.Equal(t, want, have)
+	assert.Contains(t, have, "/opt/a/b/f")
+}
