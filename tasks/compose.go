@@ -186,9 +186,19 @@ func loadCompose(taskDir, path string, env map[string]string) (*Compose, []issue
 		}
 	}
 	for _, s := range project.Services {
-		for dep := range s.DependsOn {
+		for _, dep := range slices.Sorted(mapKeys(s.DependsOn)) {
 			if dep == MainService {
 				cv.refuse(s.Name, "depends_on", "a service cannot wait for main: main starts last, once the services it needs are up")
+			}
+			// compose-go refuses a condition it does not know.
+			if s.DependsOn[dep].Condition == ConditionHealthy {
+				// compose refuses to wait for the health of a service
+				// that has none; so does flightdeck, before anything runs.
+				if d, ok := project.Services[dep]; ok && (d.HealthCheck == nil || d.HealthCheck.Disable || len(d.HealthCheck.Test) == 0) &&
+					!imageHealthcheck(d) {
+					cv.refuse(s.Name, "depends_on."+dep+".condition", fmt.Sprintf("%s, but service %q has no healthcheck: "+
+						"give it one (healthcheck: in the compose file) or wait for %s", ConditionHealthy, dep, ConditionStarted))
+				}
 			}
 		}
 	}
@@ -456,4 +466,26 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 			}
 		}
 	}
+}
+
+// imageHealthcheck reports whether a service may have a healthcheck from
+// its image (a HEALTHCHECK in a Dockerfile it builds, or in an image it
+// names, which cannot be read before the build): only a service built
+// from a Dockerfile without HEALTHCHECK certainly has none.
+func imageHealthcheck(s types.ServiceConfig) bool {
+	if s.Build == nil {
+		return true
+	}
+	dockerfile := s.Build.Dockerfile
+	if dockerfile == "" {
+		dockerfile = "Dockerfile"
+	}
+	if !filepath.IsAbs(dockerfile) {
+		dockerfile = filepath.Join(s.Build.Context, dockerfile)
+	}
+	data, err := os.ReadFile(dockerfile)
+	if err != nil {
+		return true
+	}
+	return strings.Contains(strings.ToUpper(string(data)), "HEALTHCHECK")
 }

@@ -73,3 +73,37 @@ func TestLoadComposeRefusesSecrets(t *testing.T) {
 		})
 	}
 }
+
+// service_healthy on a service that certainly has no healthcheck is
+// refused at load, as compose refuses it at up; one with a healthcheck, or
+// an image that may have its own, is not.
+func TestLoadComposeHealthyConditionNeedsAHealthcheck(t *testing.T) {
+	tests := []struct {
+		name, store, dockerfile string
+		refused                 bool
+	}{
+		{"built without HEALTHCHECK", "    build: ./store\n", "FROM x\n", true},
+		{"built with HEALTHCHECK", "    build: ./store\n", "FROM x\nHEALTHCHECK CMD true\n", false},
+		{"a healthcheck in the file", "    build: ./store\n    healthcheck: {test: [CMD, 'true']}\n", "FROM x\n", false},
+		{"an image, which may have its own", "    image: postgres:16\n", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			env := filepath.Join(dir, "environment")
+			require.NoError(t, os.MkdirAll(filepath.Join(env, "store"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(env, "store", "Dockerfile"), []byte(tc.dockerfile), 0o644))
+			file := filepath.Join(env, "docker-compose.yaml")
+			require.NoError(t, os.WriteFile(file, []byte("services:\n  main:\n    depends_on:\n      store: {condition: service_healthy}\n  store:\n"+tc.store), 0o644))
+			_, issues, err := loadCompose(dir, file, nil)
+			require.NoError(t, err)
+			if !tc.refused {
+				assert.Empty(t, issues)
+				return
+			}
+			require.Len(t, issues, 1)
+			assert.Equal(t, "services.main.depends_on.store.condition", issues[0].field)
+			assert.Contains(t, issues[0].message, `service "store" has no healthcheck`)
+		})
+	}
+}
