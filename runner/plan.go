@@ -191,7 +191,7 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 			return nil, nil, suite.UsageErrorf("load task: %v", err)
 		}
 		id := refusedID(t, le, dir)
-		if !selected(id, include, exclude, filters) || !selected(id, opts.Include, opts.Exclude, nil) {
+		if !suite.Selected(id, include, exclude, filters) || !suite.Selected(id, opts.Include, opts.Exclude, nil) {
 			continue
 		}
 		if other, dup := byID[id]; dup {
@@ -222,24 +222,6 @@ func refusedID(t *tasks.Task, le *tasks.LoadError, dir string) string {
 		return le.TaskID
 	}
 	return filepath.Base(dir)
-}
-
-func selected(id string, include, exclude, filters []string) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, id); ok {
-				return true
-			}
-		}
-		return false
-	}
-	if len(include) > 0 && !match(include) {
-		return false
-	}
-	if match(exclude) {
-		return false
-	}
-	return len(filters) == 0 || match(filters)
 }
 
 // planTrials lists the trials of a run in task, variant, attempt order and

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -192,7 +191,7 @@ func (in *exportInput) load(env *cliEnv, dir string, s *suite.Suite) {
 	if err == nil {
 		id = t.ID
 	}
-	if s != nil && !selected(id, s.Include, s.Exclude) {
+	if s != nil && !suite.Selected(id, s.Include, s.Exclude, nil) {
 		return
 	}
 	if err != nil {
@@ -208,19 +207,6 @@ func (in *exportInput) load(env *cliEnv, dir string, s *suite.Suite) {
 		return
 	}
 	in.tasks = append(in.tasks, t)
-}
-
-// selected applies a suite's include and exclude task-id globs.
-func selected(id string, include, exclude []string) bool {
-	match := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, id); ok {
-				return true
-			}
-		}
-		return false
-	}
-	return (len(include) == 0 || match(include)) && !match(exclude)
 }
 
 var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -631,4 +632,24 @@ func DefaultResultsDir(cwd string) string {
 		return hostpath.Abs(s.Dir, s.Results)
 	}
 	return filepath.Join(cwd, "results")
+}
+
+// Selected reports whether the task id passes a run's task-id globs: one
+// of include (when any), none of exclude, and one of filters (when any).
+func Selected(id string, include, exclude, filters []string) bool {
+	match := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, id); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if len(include) > 0 && !match(include) {
+		return false
+	}
+	if match(exclude) {
+		return false
+	}
+	return len(filters) == 0 || match(filters)
 }

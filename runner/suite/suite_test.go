@@ -149,3 +149,21 @@ func FuzzLoadSuite(f *testing.F) {
 		}
 	})
 }
+
+func TestSelected(t *testing.T) {
+	tests := []struct {
+		id                        string
+		include, exclude, filters []string
+		want                      bool
+	}{
+		{"a/b", nil, nil, nil, true},
+		{"a/b", []string{"a/*"}, nil, nil, true},
+		{"a/b", []string{"c/*"}, nil, nil, false},
+		{"a/b", []string{"a/*"}, []string{"*/b"}, nil, false},
+		{"a/b", nil, nil, []string{"*/c"}, false},
+		{"a/b", []string{"a/*"}, nil, []string{"*/b"}, true},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, Selected(tc.id, tc.include, tc.exclude, tc.filters), "%+v", tc)
+	}
+}
