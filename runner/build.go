@@ -10,8 +10,10 @@ import (
 
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -62,15 +64,15 @@ func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(B
 	}
 	run := "build-" + NewRunID(time.Now())
 	var mu sync.Mutex
-	imgs := newTaskImages(eng, req.Config.Images, filepath.Join(req.Config.Results, "builds"), req.Config.TimeoutMultiplier.Build,
+	imgs := images.New(eng, req.Config.Images, filepath.Join(req.Config.Results, "builds"), req.Config.TimeoutMultiplier.Build,
 		func(line string) {
 			mu.Lock()
 			defer mu.Unlock()
 			fmt.Fprintln(r.Progress, line)
 		})
-	imgs.noSubstitute = req.Config.NoSubstitute
+	imgs.NoSubstitute = req.Config.NoSubstitute
 	if r.ImageIndex != "" {
-		imgs.touch = func(ref string) {
+		imgs.Touch = func(ref string) {
 			// A failure to record a use is not the build's.
 			_ = imagecache.Open(r.ImageIndex).Touch([]string{ref}, run, time.Now())
 		}
@@ -107,9 +109,9 @@ func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(B
 	return lines, ctx.Err()
 }
 
-func buildOne(ctx context.Context, imgs *taskImages, cfg suite.Config, t *tasks.Task) []BuildLine {
+func buildOne(ctx context.Context, imgs *images.Set, cfg suite.Config, t *tasks.Task) []BuildLine {
 	start := time.Now()
-	img, log, err := imgs.get(ctx, t)
+	img, log, err := imgs.Get(ctx, t)
 	lines := []BuildLine{{Task: t.ID, Ref: img.Ref, Bases: img.Bases, Cached: err == nil && !img.Built, Duration: time.Since(start), Err: err, Log: log}}
 	if err != nil || t.ComposePath() == "" {
 		return lines
@@ -124,11 +126,11 @@ func buildOne(ctx context.Context, imgs *taskImages, cfg suite.Config, t *tasks.
 		return append(lines, BuildLine{Task: t.ID + "/services", Err: err})
 	}
 	for _, svc := range c.Services {
-		log := filepath.Join(imgs.logDir, cleanName(t.ID)+"."+svc.Name+".log")
+		log := filepath.Join(imgs.LogDir(), text.FileName(t.ID)+"."+svc.Name+".log")
 		start := time.Now()
-		img, err := imgs.eng.EnsureImage(ctx, serviceBuildSpec(t, svc, imgs.currentMap(), cfg.TimeoutMultiplier, log))
-		if err == nil && imgs.touch != nil {
-			imgs.touch(img.Ref)
+		img, err := imgs.Engine().EnsureImage(ctx, serviceBuildSpec(t, svc, imgs.Map(), cfg.TimeoutMultiplier, log))
+		if err == nil && imgs.Touch != nil {
+			imgs.Touch(img.Ref)
 		}
 		lines = append(lines, BuildLine{Task: t.ID + "/" + svc.Name, Ref: img.Ref, Bases: img.Bases,
 			Cached: err == nil && !img.Built, Duration: time.Since(start), Err: err, Log: log})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/distribution/reference"
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,10 +55,10 @@ func TestCacheIndex(t *testing.T) {
 
 func TestRelevantImageMap(t *testing.T) {
 	m := map[string]string{"python:3.12-slim": "flightdeck/base:bookworm", "node:20": "x:1"}
-	assert.Equal(t, []string{"python:3.12-slim=flightdeck/base:bookworm"}, relevantImageMap([]string{"python:3.12-slim", "golang:1"}, m))
+	assert.Equal(t, []string{"python:3.12-slim=flightdeck/base:bookworm"}, images.Relevant([]string{"python:3.12-slim", "golang:1"}, m))
 	short, err := reference.ParseNormalizedNamed("python:3.12-slim")
 	require.NoError(t, err)
 	full := short.String() // the default registry's long form
 	assert.Equal(t, []string{full + "=flightdeck/base:bookworm"},
-		relevantImageMap([]string{full}, m), "references match in normalized form")
+		images.Relevant([]string{full}, m), "references match in normalized form")
 }

@@ -196,7 +196,7 @@ func (h *trialNet) serviceLog(name string) string {
 // are) or finds its image: locally, through the image map.
 func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
 	s, t := h.s, h.t
-	spec := serviceBuildSpec(t.Task, svc, s.images.currentMap(), s.cfg.TimeoutMultiplier,
+	spec := serviceBuildSpec(t.Task, svc, s.images.Map(), s.cfg.TimeoutMultiplier,
 		filepath.Join(h.trialAttempt.dir, servicesDir, svc.Name+".build.log"))
 	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
 		return "", err
@@ -212,12 +212,12 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		if !filepath.IsAbs(df) {
 			df = filepath.Join(spec.ContextDir, df)
 		}
-		added, ferr := s.images.standInForBuild(ctx, df, t.Task.Dir)
+		added, ferr := s.images.StandInForBuild(ctx, df, t.Task.Dir)
 		if ferr != nil {
 			return "", fmt.Errorf("image of service %s: %w", svc.Name, ferr)
 		}
 		if added {
-			spec.ImageMap = s.images.currentMap()
+			spec.ImageMap = s.images.Map()
 			img, err = s.eng.EnsureImage(ctx, spec)
 		}
 	}
@@ -227,12 +227,12 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		where := func(string) string {
 			return fmt.Sprintf("%s: services.%s.image", filepath.Join(filepath.Base(t.Task.Dir), tasks.EnvironmentDir, "docker-compose.yaml"), svc.Name)
 		}
-		added, ferr := s.images.standInFor(ctx, []string{svc.Image}, where)
+		added, ferr := s.images.StandInFor(ctx, []string{svc.Image}, where)
 		if ferr != nil {
 			return "", fmt.Errorf("image of service %s: %w", svc.Name, ferr)
 		}
 		if added {
-			spec.ImageMap = s.images.currentMap()
+			spec.ImageMap = s.images.Map()
 			img, err = s.eng.EnsureImage(ctx, spec)
 		}
 	}

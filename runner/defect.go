@@ -10,44 +10,30 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
-// taskError is a trial's failure that is the task's own defect, whoever the
-// agent: its image does not build from its Dockerfile, a base image it names
-// cannot be had, its configuration cannot run. The trial's outcome is
-// task_error; it is not retried, since it would fail the same way again.
-type taskError struct{ err error }
-
-func (e *taskError) Error() string { return e.err.Error() }
-func (e *taskError) Unwrap() error { return e.err }
-
-// asTaskError marks err as the task's defect; nil stays nil.
-func asTaskError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &taskError{err: err}
-}
-
-// isTaskDefect reports whether a trial's error is the task's own: marked
-// so, a Dockerfile step that failed, or a Dockerfile flightdeck cannot
-// build as written. A build that timed out, and anything of the engine's,
+// isTaskDefect reports whether a trial's error is the task's own, whoever
+// the agent: a base image it names that cannot be had (images.Defect), a
+// Dockerfile step that failed, or a Dockerfile flightdeck cannot build as
+// written. The trial's outcome is task_error; it is not retried, since it
+// would fail the same way again. A build that timed out, and anything of the engine's,
 // stays an infrastructure error.
 func isTaskDefect(err error) bool {
-	var te *taskError
-	if errors.As(err, &te) {
+	var d *images.Defect
+	if errors.As(err, &d) {
 		return true
 	}
-	if sandbox.IsEngineError(err) || errors.Is(err, errNoStandIn) {
+	if sandbox.IsEngineError(err) || errors.Is(err, images.ErrNoStandIn) {
 		return false
 	}
 	return errors.Is(err, sandbox.ErrBuildFailed) || errors.Is(err, sandbox.ErrDockerfile)
 }
 
 // IsTaskDefect reports whether err, a build's or a trial's, is the task's
-// own defect rather than the machine's (see taskError).
+// own defect rather than the machine's (see isTaskDefect).
 func IsTaskDefect(err error) bool { return isTaskDefect(err) }
 
 // noAgentWork reports whether the trial's agent is one whose work cannot

@@ -12,9 +12,11 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostpath"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -60,13 +62,13 @@ func resolve(ctx context.Context, s *suite.Suite, opts suite.Options) (suite.Con
 		cfg.Retries = opts.Retries
 	}
 	var err error
-	if cfg.Images, err = resolveImages(s.Images, getenv(imageMapEnv), opts.ImageMap); err != nil {
+	if cfg.Images, err = images.ResolveMap(s.Images, getenv(images.MapEnv), opts.ImageMap); err != nil {
 		return suite.Config{}, err
 	}
 	if cfg.NoSubstitute && len(cfg.Images) > 0 {
 		return suite.Config{}, suite.UsageErrorf("substitution is off (--no-substitute, or substitute: false in %s), "+
 			"yet an image map is given (images: in the suite, %s, --image-map): %s; drop one or the other",
-			s.File, imageMapEnv, strings.Join(imagePairs(cfg.Images), ", "))
+			s.File, images.MapEnv, strings.Join(images.Pairs(cfg.Images), ", "))
 	}
 	cfg.Results = s.Results
 	if opts.Results != "" {
@@ -235,7 +237,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 	for _, t := range ts {
 		// A Dockerfile that cannot be read fails the task's build, which
 		// says why; its content is in the key through the task's digest.
-		bases, _ := baseImages(t)
+		bases, _ := images.Bases(t)
 		for _, v := range cfg.Variants {
 			if v.HarborOnly && t.Native() {
 				continue
@@ -261,7 +263,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 				env, keyed = e.Values, e.Keyed
 			}
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
-				Images: relevantImageMap(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
+				Images: images.Relevant(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
 				VerifierOffline: v.VerifierOffline, NoSettle: v.NoSettle, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
 			if v.Tamper == suite.TamperFail || v.Tamper == suite.TamperOff {
 				in.Tamper = v.Tamper
@@ -321,17 +323,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 
 // trialID names a trial's directory.
 func trialID(task, variant string, attempt int) string {
-	return fmt.Sprintf("%s__%s__%d", cleanName(task), cleanName(variant), attempt)
-}
-
-// cleanName replaces characters a file name should not hold.
-func cleanName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
-			return r
-		}
-		return '-'
-	}, s)
+	return fmt.Sprintf("%s__%s__%d", text.FileName(task), text.FileName(variant), attempt)
 }
 
 // effectiveTimeouts are the agent (0: no limit) and verifier timeouts in

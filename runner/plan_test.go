@@ -10,6 +10,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -78,7 +79,7 @@ func TestResolveErrors(t *testing.T) {
 		{"empty variant", "tasks: [answer]\nvariants: {treatment: {}}\n", suite.Options{}, "variant treatment is empty: give it an agent"},
 		{"unknown --variant", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Variants: []string{"x"}}, "--variant x: the suite has no such variant (it has o)"},
 		{"bad --image-map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{ImageMap: []string{"a"}}, `--image-map "a"`},
-		{"bad env map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(imageMapEnv, "x")}, imageMapEnv},
+		{"bad env map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(images.MapEnv, "x")}, images.MapEnv},
 		{"bad env budget", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(imagecache.BudgetEnv, "big")}, `FLIGHTDECK_IMAGE_BUDGET: "big" is not a size`},
 		{"filtered to nothing", "tasks: [answer]\nexclude: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{}, "no task is left"},
 	}
@@ -124,7 +125,7 @@ results: out
 		Cwd: cwd, Attempts: 5, Jobs: 1, Retries: 0, Results: "r", NoCache: true, Keep: true,
 		Variants: []string{"nop", "oracle"}, ImageMap: []string{"c:1=e:1"},
 		Getenv: func(k string) string {
-			if k == imageMapEnv {
+			if k == images.MapEnv {
 				return "a:1=f:1, g:1=h:1"
 			}
 			return ""

@@ -15,6 +15,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -69,6 +70,10 @@ type Request struct {
 	ResumeID string
 }
 
+// FallbackImage is the offline base image that stands in for a missing
+// official image (images.Fallback).
+const FallbackImage = images.Fallback
+
 // runState is one run in progress.
 type runState struct {
 	r        *Runner
@@ -76,7 +81,7 @@ type runState struct {
 	runID    string
 	dir      string
 	eng      sandbox.Engine
-	images   *taskImages
+	images   *images.Set
 	seeds    *seeds
 	progress *progress
 	cache    cacheIndex
@@ -240,7 +245,7 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 	// whatever fails after.
 	s.redactRunFiles()
 	if s.images != nil {
-		rec.FallbackImages = mergeStrings(rec.FallbackImages, s.images.fallbackPairs())
+		rec.FallbackImages = mergeStrings(rec.FallbackImages, s.images.FallbackPairs())
 	}
 	if !interrupted {
 		s.enforceBudget(ctx, rec)
@@ -396,9 +401,9 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 	if err := s.checkCapacity(ctx, info, rec, todo); err != nil {
 		return err
 	}
-	s.images = newTaskImages(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
-	s.images.noSubstitute = s.cfg.NoSubstitute
-	s.images.touch = s.touchImage
+	s.images = images.New(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
+	s.images.NoSubstitute = s.cfg.NoSubstitute
+	s.images.Touch = s.touchImage
 	s.seeds = newSeeds(filepath.Join(s.dir, workDirName, "seeds"))
 	return nil
 }
@@ -440,7 +445,7 @@ feed:
 
 // buildAhead gets the task images of the trials todo in their order, one
 // at a time, beside the trials: a trial whose task's image is being built
-// waits for that build (taskImages.get shares it), and the builds of later
+// waits for that build (images.Set.get shares it), and the builds of later
 // tasks overlap the trials of earlier ones. A failure is the trials' to
 // report.
 func (s *runState) buildAhead(ctx context.Context, todo []*suite.Trial) {
@@ -453,7 +458,7 @@ func (s *runState) buildAhead(ctx context.Context, todo []*suite.Trial) {
 			continue
 		}
 		seen[t.Task] = true
-		s.images.get(ctx, t.Task)
+		s.images.Get(ctx, t.Task)
 	}
 }
 

@@ -134,7 +134,7 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 	}
 	spec := sandbox.BuildSpec{
 		Name: name, ContextDir: t.Task.VerifierContext(step.name), DockerImage: env.DockerImage,
-		ImageMap: s.images.currentMap(), LogPath: filepath.Join(step.dir, verifierBuildLog),
+		ImageMap: s.images.Map(), LogPath: filepath.Join(step.dir, verifierBuildLog),
 		Timeout: 10 * time.Minute,
 	}
 	if env.BuildTimeoutSec != nil && *env.BuildTimeoutSec > 0 {
@@ -143,12 +143,12 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 	img, err := s.eng.EnsureImage(ctx, spec)
 	if errors.Is(err, sandbox.ErrImageMissing) && env.DockerImage == "" {
 		// The substitution rule holds for the verifier's Dockerfile too.
-		added, ferr := s.images.standInForBuild(ctx, filepath.Join(spec.ContextDir, "Dockerfile"), t.Task.Dir)
+		added, ferr := s.images.StandInForBuild(ctx, filepath.Join(spec.ContextDir, "Dockerfile"), t.Task.Dir)
 		if ferr != nil {
 			return "", fmt.Errorf("the separate verifier's image: %w", ferr)
 		}
 		if added {
-			spec.ImageMap = s.images.currentMap()
+			spec.ImageMap = s.images.Map()
 			img, err = s.eng.EnsureImage(ctx, spec)
 		}
 	}

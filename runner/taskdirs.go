@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/flightdeck/flightdeck/internal/hostpath"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
@@ -73,7 +74,7 @@ func commandLineSuite(opts suite.Options) *suite.Suite {
 		name = filepath.Base(filepath.Clean(hostpath.Abs(opts.Cwd, opts.Path[0])))
 	}
 	s := &suite.Suite{
-		Name: cleanName(name), Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "(command line)"),
+		Name: text.FileName(name), Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "(command line)"),
 		Attempts: 1, Retries: 1, TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1},
 		Results: suite.DefaultResultsDir(opts.Cwd),
 	}

@@ -235,7 +235,7 @@ func (a *trialAttempt) imagePhase(ctx context.Context) (img sandbox.Image, info 
 		for try := 0; ; try++ {
 			var buildLog string
 			var err error
-			img, buildLog, err = s.images.get(ctx, t.Task)
+			img, buildLog, err = s.images.Get(ctx, t.Task)
 			if buildLog != "" {
 				linkOrCopy(buildLog, filepath.Join(a.dir, results.BuildLog))
 			}
@@ -246,7 +246,7 @@ func (a *trialAttempt) imagePhase(ctx context.Context) (img sandbox.Image, info 
 			info, err = s.eng.InspectImage(ctx, img.Ref)
 			if try == 0 && errors.Is(err, sandbox.ErrNoSuchImage) {
 				s.progress.note(t, fmt.Sprintf("image %s is gone from the engine; getting it again", img.Ref))
-				s.images.forget(t.Task, img.Ref)
+				s.images.Forget(t.Task, img.Ref)
 				continue
 			}
 			return err

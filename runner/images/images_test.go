@@ -1,4 +1,4 @@
-package runner
+package images
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
-// offlineEngine has only FallbackImage (and what the map turns into it):
+// offlineEngine has only Fallback (and what the map turns into it):
 // a build whose base image the map leaves unmapped fails as missing.
 type offlineEngine struct {
 	sandbox.Engine
@@ -31,14 +31,14 @@ func (e *offlineEngine) EnsureImage(_ context.Context, spec sandbox.BuildSpec) (
 	if to, ok := sandbox.MapImage(base, spec.ImageMap); ok {
 		base = to
 	}
-	if base != FallbackImage {
+	if base != Fallback {
 		return sandbox.Image{}, fmt.Errorf("image %s %w", base, sandbox.ErrImageMissing)
 	}
-	return sandbox.Image{Ref: FallbackImage, ID: "sha256:base"}, nil
+	return sandbox.Image{Ref: Fallback, ID: "sha256:base"}, nil
 }
 
 func (e *offlineEngine) InspectImage(_ context.Context, ref string) (sandbox.ImageInfo, error) {
-	if ref == FallbackImage {
+	if ref == Fallback {
 		return sandbox.ImageInfo{ID: "sha256:base"}, nil
 	}
 	return sandbox.ImageInfo{}, fmt.Errorf("inspect image %s: %w", ref, sandbox.ErrNoSuchImage)
@@ -55,22 +55,22 @@ func TestImagesPinnedReferences(t *testing.T) {
 		builds    int
 		fallbacks []string
 	}{
-		{name: "mapped by its bare name", imageMap: map[string]string{"python:3.12-slim": FallbackImage}, builds: 1},
-		{name: "unmapped: the fallback", imageMap: map[string]string{}, builds: 2, fallbacks: []string{pinned + "=" + FallbackImage}},
+		{name: "mapped by its bare name", imageMap: map[string]string{"python:3.12-slim": Fallback}, builds: 1},
+		{name: "unmapped: the fallback", imageMap: map[string]string{}, builds: 2, fallbacks: []string{pinned + "=" + Fallback}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := &offlineEngine{}
 			var notes []string
-			imgs := newTaskImages(eng, tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
-			img, _, err := imgs.get(context.Background(), task)
+			imgs := New(eng, tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
+			img, _, err := imgs.Get(context.Background(), task)
 			require.NoError(t, err)
-			assert.Equal(t, FallbackImage, img.Ref)
+			assert.Equal(t, Fallback, img.Ref)
 			assert.Len(t, eng.maps, tc.builds)
-			assert.Equal(t, tc.fallbacks, imgs.fallbackPairs())
+			assert.Equal(t, tc.fallbacks, imgs.FallbackPairs())
 			if tc.fallbacks != nil {
 				require.Len(t, notes, 1)
-				assert.Contains(t, notes[0], pinned+" is not present and cannot be pulled; using "+FallbackImage+" in its place")
+				assert.Contains(t, notes[0], pinned+" is not present and cannot be pulled; using "+Fallback+" in its place")
 			}
 		})
 	}
@@ -100,25 +100,26 @@ func TestImagesSubstitutionRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			task := &tasks.Task{ID: "t", Dir: filepath.Join(t.TempDir(), "t"), Config: tasks.Config{Environment: tasks.EnvConfig{DockerImage: tc.image}}}
 			var notes []string
-			imgs := newTaskImages(&offlineEngine{}, tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
-			imgs.noSubstitute = tc.noSubstitute
-			img, _, err := imgs.get(context.Background(), task)
+			imgs := New(&offlineEngine{}, tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
+			imgs.NoSubstitute = tc.noSubstitute
+			img, _, err := imgs.Get(context.Background(), task)
 			if tc.wantErr == "" {
 				require.NoError(t, err)
-				assert.Equal(t, FallbackImage, img.Ref)
+				assert.Equal(t, Fallback, img.Ref)
 				require.Len(t, notes, 1)
-				assert.Contains(t, notes[0], "verdicts hold for "+FallbackImage+", not for "+tc.image)
+				assert.Contains(t, notes[0], "verdicts hold for "+Fallback+", not for "+tc.image)
 				return
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
-			assert.True(t, isTaskDefect(err), "the task's defect: %v", err)
+			var d *Defect
+			assert.ErrorAs(t, err, &d, "the task's defect")
 			assert.Empty(t, notes, "nothing stood in")
 		})
 	}
 }
 
-// forget drops a finished get of that image, and nothing else.
+// Forget drops a finished get of that image, and nothing else.
 func TestTaskImagesForget(t *testing.T) {
 	task := &tasks.Task{Dir: "/t"}
 	tests := []struct {
@@ -134,15 +135,15 @@ func TestTaskImagesForget(t *testing.T) {
 		{"in progress", false, nil, "img:1", false},
 	}
 	for _, tc := range tests {
-		s := newTaskImages(nil, nil, t.TempDir(), 1, func(string) {})
+		s := New(nil, nil, t.TempDir(), 1, func(string) {})
 		b := &imageBuild{done: make(chan struct{}), img: sandbox.Image{Ref: "img:1"}, err: tc.err}
 		if tc.finished {
 			close(b.done)
 		}
 		s.builds[task.Dir] = b
-		s.forget(task, tc.ref)
+		s.Forget(task, tc.ref)
 		_, kept := s.builds[task.Dir]
 		assert.Equal(t, tc.gone, !kept, tc.name)
 	}
-	newTaskImages(nil, nil, t.TempDir(), 1, func(string) {}).forget(task, "img:1") // nothing to forget
+	New(nil, nil, t.TempDir(), 1, func(string) {}).Forget(task, "img:1") // nothing to forget
 }

@@ -1,6 +1,7 @@
-package runner
+package images
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -48,7 +50,7 @@ func dockerfileCases() []dockerfileCase {
 func agreeingImageMap() map[string]string {
 	m := map[string]string{}
 	for _, ref := range []string{"python:3.12-slim", "ubuntu:24.04", "golang:1.22", "busybox:1.36"} {
-		m[ref] = FallbackImage
+		m[ref] = Fallback
 	}
 	return m
 }
@@ -57,7 +59,8 @@ func agreeingImageMap() map[string]string {
 func dockerfileTask(t *testing.T, dockerfile string) *tasks.Task {
 	t.Helper()
 	dir := t.TempDir()
-	writeTestFile(t, filepath.Join(dir, "environment", "Dockerfile"), dockerfile)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "environment"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "environment", "Dockerfile"), []byte(dockerfile), 0o644))
 	return &tasks.Task{ID: "bases", Dir: dir}
 }
 
@@ -75,7 +78,7 @@ from python:3.12-slim
 `, []string{"golang:1.22", "python:3.12-slim"}})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			bases, err := baseImages(dockerfileTask(t, tc.dockerfile))
+			bases, err := Bases(dockerfileTask(t, tc.dockerfile))
 			require.NoError(t, err)
 			assert.Equal(t, tc.bases, bases)
 		})
@@ -84,20 +87,20 @@ from python:3.12-slim
 	t.Run("docker_image wins over the Dockerfile", func(t *testing.T) {
 		task := dockerfileTask(t, "FROM ubuntu:24.04\n")
 		task.Config.Environment.DockerImage = "python:3.12-slim"
-		bases, err := baseImages(task)
+		bases, err := Bases(task)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"python:3.12-slim"}, bases)
 	})
 	t.Run("a Dockerfile the build refuses names the file", func(t *testing.T) {
 		task := dockerfileTask(t, "RUN true\n")
-		_, err := baseImages(task)
+		_, err := Bases(task)
 		require.Error(t, err)
 		assert.ErrorIs(t, err, sandbox.ErrDockerfile)
 		assert.Contains(t, err.Error(), task.Path("environment", "Dockerfile")+": ")
 	})
 	t.Run("a missing Dockerfile names the file", func(t *testing.T) {
 		task := &tasks.Task{ID: "bases", Dir: t.TempDir()}
-		_, err := baseImages(task)
+		_, err := Bases(task)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), task.Path("environment", "Dockerfile"))
 	})
@@ -106,16 +109,16 @@ from python:3.12-slim
 // BaseImages and the build read a Dockerfile alike: with an image map
 // covering what the Dockerfiles name, the substitutions the build makes are
 // the map's entries for BaseImages' list, the part of the map the cache key
-// holds (relevantImageMap).
+// holds (Relevant).
 func TestEngineBaseImagesAgreeWithBuild(t *testing.T) {
 	t.Parallel()
-	eng := requireEngine(t)
+	eng := testenv.Engine(t)
 	m := agreeingImageMap()
 	for _, tc := range dockerfileCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			task := dockerfileTask(t, tc.dockerfile)
-			bases, err := baseImages(task)
+			bases, err := Bases(task)
 			require.NoError(t, err)
 			log := filepath.Join(t.TempDir(), "build.log")
 			img, err := eng.EnsureImage(t.Context(), sandbox.BuildSpec{
@@ -127,10 +130,10 @@ func TestEngineBaseImagesAgreeWithBuild(t *testing.T) {
 				t.Fatalf("build: %v\n%s", err, out)
 			}
 			if img.Built {
-				builtImages.Store(img.Ref, true)
+				t.Cleanup(func() { eng.RemoveImage(context.Background(), img.Ref) })
 			}
 			mapped := slices.Compact(slices.Sorted(slices.Values(img.Mapped)))
-			assert.Equal(t, relevantImageMap(bases, m), mapped)
+			assert.Equal(t, Relevant(bases, m), mapped)
 		})
 	}
 }
