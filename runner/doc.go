@@ -15,9 +15,9 @@
 // A trial runs in timed phases, recorded in result.json:
 //
 //	image     the task's image, built once per run however many trials need
-//	          it (the image map applied; a base image that is neither present
-//	          nor pullable is replaced by flightdeck/base:bookworm when that
-//	          exists, and the run says so in one line)
+//	          it (runner/images: the image map applied; an official base
+//	          image that is neither present nor pullable is replaced by
+//	          flightdeck/base:bookworm when that exists, and the run says so)
 //	workdir   a host dir seeded with the content of the image's working
 //	          directory ([environment].workdir, else the image's WORKDIR)
 //	          through a container that is created and never started, made a
