@@ -138,7 +138,9 @@ func TestEngineTamperEvasions(t *testing.T) {
 	dir := t.TempDir()
 	test := "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n"
 	timed := filepath.Join(dir, "timed")
-	writeTestFile(t, filepath.Join(timed, "task.toml"), "[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 4.0\n")
+	// The agent forges at once, then outlives its timeout: 15 s leaves a
+	// loaded machine time to start it and forge.
+	writeTestFile(t, filepath.Join(timed, "task.toml"), "[verifier]\ntimeout_sec = 60.0\n[agent]\ntimeout_sec = 15.0\n")
 	writeTestFile(t, filepath.Join(timed, "instruction.md"), "Do nothing.\n")
 	writeTestFile(t, filepath.Join(timed, "environment", "Dockerfile"), "FROM "+FallbackImage+"\nWORKDIR /app\nRUN touch /app/slow\n")
 	writeTestFile(t, filepath.Join(timed, "tests", "test.sh"), test)
@@ -150,7 +152,7 @@ func TestEngineTamperEvasions(t *testing.T) {
 	writeTestFile(t, filepath.Join(steps, "steps", "two", "instruction.md"), "Step two.\n")
 	writeTestFile(t, filepath.Join(steps, "environment", "Dockerfile"), "FROM "+FallbackImage+"\nWORKDIR /app\n")
 	writeTestFile(t, filepath.Join(steps, "tests", "test.sh"), test)
-	script := `forge() { printf '#!/bin/sh\necho fake\n' > /usr/local/bin/python3; chmod 755 /usr/local/bin/python3; }
+	script := `forge() { printf '#!/bin/sh\necho fake\n' > /usr/local/bin/python3; chmod 755 /usr/local/bin/python3; echo forged; }
 case "$MODE" in
 evade)
 	if [ -f /app/.step ] || [ -f /app/slow ]; then forge; fi
@@ -189,6 +191,7 @@ exit 0
 	}
 	timedOut := res["timed__evade__1"]
 	assert.True(t, timedOut.AgentPhase.TimedOut)
+	assert.Contains(t, readFile(t, filepath.Join(rec.Dir, "timed__evade__1", results.AgentLog)), "forged", "the agent forged before its timeout")
 	assert.NotContains(t, tamperKinds(timedOut), "/app/.step", "the work dir is not judged")
 	stepped := res["steps__evade__1"]
 	require.Len(t, stepped.Tamper, 1)
