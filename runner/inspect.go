@@ -104,15 +104,15 @@ func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) er
 	if err != nil || st.Running || st.Missing {
 		return err
 	}
-	changes, err := h.s.eng.Changes(ctx, h.container)
+	changed, err := h.s.eng.ChangedPaths(ctx, h.container)
 	if err != nil {
 		// Not checked (the container stays stopped), never the trial's failure.
 		h.s.progress.note(h.t, "tamper check: list the stopped container's changes: "+err.Error())
 		return nil
 	}
-	h.stoppedChanges = make(map[string]bool, len(changes))
-	for _, c := range changes {
-		h.stoppedChanges[c.Path] = true
+	h.stoppedChanges = make(map[string]bool, len(changed))
+	for _, p := range changed {
+		h.stoppedChanges[p] = true
 	}
 	return h.ready(ctx, false)
 }

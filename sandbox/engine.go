@@ -76,6 +76,10 @@ type Engine interface {
 	// Changes lists the paths the container added, changed or deleted in
 	// its filesystem against its image, as the engine records them.
 	Changes(ctx context.Context, containerID string) ([]Change, error)
+	// ChangedPaths lists the paths Changes lists, faster where the engine
+	// can read a container's writable layer directly (its own diff walks
+	// the whole image on overlay drivers): the paths only, no kinds.
+	ChangedPaths(ctx context.Context, containerID string) ([]string, error)
 	// PeakMemory is the most memory the container has used since it
 	// started, where the engine reports it (0 where it does not).
 	PeakMemory(ctx context.Context, containerID string) (int64, error)

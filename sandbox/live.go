@@ -89,9 +89,6 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 
 // Changes lists the container's filesystem changes against its image.
 func (d *Docker) Changes(ctx context.Context, containerID string) ([]Change, error) {
-	if out, ok := d.upperChanges(ctx, containerID); ok {
-		return out, nil
-	}
 	res, err := d.api.ContainerDiff(ctx, containerID, client.ContainerDiffOptions{})
 	if err != nil {
 		return nil, containerErr("list the changes of container "+short(containerID), err)
@@ -110,6 +107,24 @@ func (d *Docker) Changes(ctx context.Context, containerID string) ([]Change, err
 	return out, nil
 }
 
+// ChangedPaths lists the paths a container changed against its image, as
+// Changes does, but read from its writable layer where the storage driver
+// keeps one as a directory (upperChanges), else from the engine's diff.
+func (d *Docker) ChangedPaths(ctx context.Context, containerID string) ([]string, error) {
+	changes, ok := d.upperChanges(ctx, containerID)
+	if !ok {
+		var err error
+		if changes, err = d.Changes(ctx, containerID); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]string, 0, len(changes))
+	for _, c := range changes {
+		out = append(out, c.Path)
+	}
+	return out, nil
+}
+
 // upperMount is where upperChanges mounts a container's upper layer.
 const upperMount = "/flightdeck-upper"
 
@@ -123,7 +138,8 @@ const upperMount = "/flightdeck-upper"
 // "C", or "D" for a whiteout file (a whiteout kept as a device, as
 // overlay2 and fuse-overlayfs keep them, reads "C"). ok is false when it cannot be done here
 // (another driver, an image without find or sleep, an error): the caller
-// asks the engine.
+// asks the engine. The runtime's own leftovers at the root of the layer
+// (runc's /.pivot_root*, which the engine's diff hides) are left out.
 func (d *Docker) upperChanges(ctx context.Context, containerID string) (_ []Change, ok bool) {
 	res, err := d.api.ContainerInspect(ctx, containerID, client.ContainerInspectOptions{})
 	if err != nil {
@@ -176,6 +192,9 @@ func parseUpper(out string) []Change {
 			continue
 		}
 		dir, name := path.Split(rel)
+		if dir == "" && strings.HasPrefix(name, ".pivot_root") {
+			continue
+		}
 		kind := "C"
 		if deleted, ok := strings.CutPrefix(name, ".wh."); ok {
 			if deleted == ".opq" || deleted == ".wh..opq" {

@@ -396,6 +396,18 @@ func (e *Engine) Changes(_ context.Context, id string) ([]sandbox.Change, error)
 	return append([]sandbox.Change(nil), c.Changes...), nil
 }
 
+func (e *Engine) ChangedPaths(_ context.Context, id string) ([]string, error) {
+	c, err := e.call("ChangedPaths", id)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ch := range c.Changes {
+		out = append(out, ch.Path)
+	}
+	return out, nil
+}
+
 func (e *Engine) PeakMemory(_ context.Context, id string) (int64, error) {
 	_, err := e.call("PeakMemory", id)
 	return 0, err
