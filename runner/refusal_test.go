@@ -178,7 +178,7 @@ func TestRunRecordsRefusedTasks(t *testing.T) {
 	suiteFile, gpus := refusedSuite(t)
 	req, err := Prepare(t.Context(), suiteFile, suite.Options{Cwd: filepath.Dir(suiteFile), Retries: -1})
 	require.NoError(t, err)
-	eng := newFake()
+	eng := newFake(t)
 	eng.agent = answerAgent
 	rec := fakeRun(t, eng, context.Background(), req)
 
@@ -194,7 +194,7 @@ func TestRunRecordsRefusedTasks(t *testing.T) {
 
 	// The next run reuses the answer's results and checks the refused task
 	// again: nothing of it is cached.
-	again := fakeRun(t, newFake(), context.Background(), req)
+	again := fakeRun(t, newFake(t), context.Background(), req)
 	assert.Equal(t, results.ExitTask, again.ExitCode)
 	for _, tr := range again.Trials {
 		assert.Equal(t, !strings.HasPrefix(tr.Trial, "gpus__"), tr.Cached, tr.Trial)
@@ -225,8 +225,8 @@ func assertRefusedTrials(t *testing.T, rec *results.RunRecord, eng *fakeEngine, 
 	assert.Equal(t, "gpus", rec.Refused[0].ID)
 	assert.Equal(t, gpus, rec.Refused[0].Dir)
 	assert.Equal(t, "[environment].gpus", rec.Refused[0].Field)
-	for _, s := range eng.specs {
-		assert.False(t, strings.HasPrefix(s.TrialID, "gpus__"), "nothing of the refused task ran: %s", s.TrialID)
+	for _, c := range eng.Containers() {
+		assert.False(t, strings.HasPrefix(c.Spec.TrialID, "gpus__"), "nothing of the refused task ran: %s", c.Spec.TrialID)
 	}
 	for _, v := range rec.Variants {
 		assert.Equal(t, 4, v.Trials, v.Variant)
@@ -308,14 +308,14 @@ func TestResumeChecksRefusedTasksAgain(t *testing.T) {
 	suiteFile, gpus := refusedSuite(t)
 	req, err := Prepare(t.Context(), suiteFile, suite.Options{Cwd: filepath.Dir(suiteFile), Retries: -1, Variants: []string{"right"}, Attempts: 1})
 	require.NoError(t, err)
-	eng := newFake()
+	eng := newFake(t)
 	rec := fakeRun(t, eng, context.Background(), req)
 	require.Equal(t, results.ExitExpectation, rec.ExitCode)
 
 	still, err := PrepareResume(req.Config.Results, rec.RunID, suite.Options{})
 	require.NoError(t, err)
 	require.Len(t, still.Refused, 1)
-	eng2 := newFake()
+	eng2 := newFake(t)
 	rec2 := fakeRun(t, eng2, context.Background(), still)
 	assert.Equal(t, results.ExitExpectation, rec2.ExitCode)
 	assert.Zero(t, eng2.starts, "kept results and a refused task start nothing")
@@ -326,7 +326,7 @@ func TestResumeChecksRefusedTasksAgain(t *testing.T) {
 	fixed, err := PrepareResume(req.Config.Results, rec.RunID, suite.Options{})
 	require.NoError(t, err)
 	assert.Empty(t, fixed.Refused)
-	eng3 := newFake()
+	eng3 := newFake(t)
 	eng3.agent = answerAgent
 	rec3 := fakeRun(t, eng3, context.Background(), fixed)
 	assert.Empty(t, rec3.Refused)

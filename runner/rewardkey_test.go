@@ -49,7 +49,7 @@ results: RESULTS
 			}
 			req := fakeRequest(t, suiteFile, suite.Options{})
 			assert.Equal(t, tt.key, req.Config.RewardKey)
-			eng := newFake()
+			eng := newFake(t)
 			eng.agent = answerAgent
 			eng.reward = keys
 			rec := fakeRun(t, eng, context.Background(), req)

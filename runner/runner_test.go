@@ -20,17 +20,17 @@ import (
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/sandbox/sandboxtest"
 )
 
-// fakeEngine stands in for the engine in tests of the run's logic. It
-// embeds the interface so that a call it does not implement panics. The
-// grader's container writes reward.json {"reward": 1} when the agent left
-// answer.txt holding 42, else 0, or what reward makes of answer.txt.
+// fakeEngine stands in for the engine in tests of the run's logic: the
+// project's fake (sandboxtest), whose containers are host dirs, with the
+// image's work dir holding README, and hooks for what these tests vary.
+// The grader's container writes reward.json {"reward": 1} when the agent
+// left answer.txt holding 42, else 0, or what reward makes of answer.txt.
 type fakeEngine struct {
-	sandbox.Engine
+	*sandboxtest.Engine
 	mu       sync.Mutex
-	n        int
-	specs    map[string]sandbox.ContainerSpec
 	startErr func(sandbox.ContainerSpec) error
 	agent    func(ctx context.Context, spec sandbox.ContainerSpec, exec sandbox.ExecSpec) (sandbox.ExecResult, error)
 	reaped   []sandbox.ReapOptions
@@ -42,46 +42,40 @@ type fakeEngine struct {
 	reward   func(answer string) string // reward.json's body
 }
 
-func newFake() *fakeEngine { return &fakeEngine{specs: map[string]sandbox.ContainerSpec{}} }
-
-func (f *fakeEngine) Preflight(context.Context) (sandbox.Info, error) {
-	return sandbox.Info{ServerVersion: "fake", APIVersion: "1.41"}, nil
+func newFake(t *testing.T) *fakeEngine {
+	f := &fakeEngine{Engine: sandboxtest.New(t.TempDir())}
+	f.ImageFiles = map[string]string{"app/README": "seed\n"}
+	f.Run = f.run
+	return f
 }
 
-func (f *fakeEngine) Reap(_ context.Context, o sandbox.ReapOptions) (sandbox.Reaped, error) {
+func (f *fakeEngine) Reap(ctx context.Context, o sandbox.ReapOptions) (sandbox.Reaped, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.reaped = append(f.reaped, o)
-	return sandbox.Reaped{}, nil
+	f.mu.Unlock()
+	return f.Engine.Reap(ctx, o)
 }
 
-func (f *fakeEngine) EnsureImage(_ context.Context, spec sandbox.BuildSpec) (sandbox.Image, error) {
-	return sandbox.Image{Ref: "flightdeck/" + spec.Name + ":fake", ID: "sha256:fake"}, nil
-}
-
-func (f *fakeEngine) InspectImage(context.Context, string) (sandbox.ImageInfo, error) {
-	return sandbox.ImageInfo{ID: "sha256:fake", Workdir: "/app"}, nil
-}
-
-func (f *fakeEngine) Start(_ context.Context, spec sandbox.ContainerSpec) (sandbox.Container, error) {
+func (f *fakeEngine) Start(ctx context.Context, spec sandbox.ContainerSpec) (sandbox.Container, error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.starts++
+	f.mu.Unlock()
 	if f.startErr != nil {
 		if err := f.startErr(spec); err != nil {
 			return sandbox.Container{}, err
 		}
 	}
-	f.n++
-	id := fmt.Sprintf("c%d", f.n)
-	f.specs[id] = spec
-	return sandbox.Container{ID: id}, nil
+	return f.Engine.Start(ctx, spec)
 }
 
-func (f *fakeEngine) spec(id string) sandbox.ContainerSpec {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.specs[id]
+// phase is the flightdeck.phase label of a container the fake started.
+func (f *fakeEngine) phase(id string) string {
+	for _, c := range f.Containers() {
+		if c.ID == id {
+			return c.Phase()
+		}
+	}
+	return ""
 }
 
 func hostOf(spec sandbox.ContainerSpec, containerPath string) string {
@@ -93,24 +87,16 @@ func hostOf(spec sandbox.ContainerSpec, containerPath string) string {
 	return ""
 }
 
-func (f *fakeEngine) CopyOut(_ context.Context, _, _, hostDir string, _ sandbox.CopyLimits) error {
-	return os.WriteFile(filepath.Join(hostDir, "README"), []byte("seed\n"), 0o644)
-}
-
-func (f *fakeEngine) CopyIn(context.Context, string, string, string, sandbox.Owner) error { return nil }
-
-func (f *fakeEngine) WriteFiles(context.Context, string, string, []sandbox.File, sandbox.Owner) error {
-	return nil
-}
-
-func (f *fakeEngine) Exec(ctx context.Context, id string, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
-	spec := f.spec(id)
+// run is what an exec does: the grader's writes the reward, the agent's
+// runs the test's agent hook.
+func (f *fakeEngine) run(ctx context.Context, c *sandboxtest.Container, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
 	if e.StdoutPath != "" {
-		os.WriteFile(e.StdoutPath, []byte("fake output\n"), 0o644)
+		if err := os.WriteFile(e.StdoutPath, []byte("fake output\n"), 0o644); err != nil {
+			return sandbox.ExecResult{}, err
+		}
 	}
-	if spec.Labels[grader.LabelPhase] == "grade" {
-		work := hostOf(spec, "/app")
-		data, _ := os.ReadFile(filepath.Join(work, "answer.txt"))
+	if c.Phase() == "grade" {
+		data, _ := os.ReadFile(c.Path("/app/answer.txt"))
 		r := 0
 		if strings.TrimSpace(string(data)) == "42" {
 			r = 1
@@ -119,20 +105,17 @@ func (f *fakeEngine) Exec(ctx context.Context, id string, e sandbox.ExecSpec) (s
 		if f.reward != nil {
 			body = f.reward(strings.TrimSpace(string(data)))
 		}
-		return sandbox.ExecResult{}, os.WriteFile(filepath.Join(hostOf(spec, grader.NativeRewardDir), "reward.json"), []byte(body), 0o644)
+		return sandbox.ExecResult{}, os.WriteFile(filepath.Join(c.Path(grader.NativeRewardDir), "reward.json"), []byte(body), 0o644)
 	}
 	if f.agent != nil {
-		return f.agent(ctx, spec, e)
+		return f.agent(ctx, c.Spec, e)
 	}
 	return sandbox.ExecResult{}, nil
 }
 
-func (f *fakeEngine) State(context.Context, string) (sandbox.State, error) {
-	return sandbox.State{Running: true}, nil
-}
-func (f *fakeEngine) Killed(_ context.Context, id string) (bool, error) {
+func (f *fakeEngine) Killed(ctx context.Context, id string) (bool, error) {
 	if f.killed == nil {
-		return false, nil
+		return f.Engine.Killed(ctx, id)
 	}
 	return f.killed(id)
 }
@@ -141,28 +124,25 @@ func (f *fakeEngine) KilledSince(ctx context.Context, id string, _ time.Time) (b
 	return f.Killed(ctx, id)
 }
 
-func (f *fakeEngine) HandBack(_ context.Context, id, path string, o sandbox.Owner) error {
+func (f *fakeEngine) HandBack(ctx context.Context, id, path string, o sandbox.Owner) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.handed = append(f.handed, fmt.Sprintf("%s %s %d:%d", f.specs[id].Labels[grader.LabelPhase], path, o.UID, o.GID))
-	return nil
+	f.handed = append(f.handed, fmt.Sprintf("%s %s %d:%d", f.phase(id), path, o.UID, o.GID))
+	f.mu.Unlock()
+	return f.Engine.HandBack(ctx, id, path, o)
 }
 
-// PeakMemory: the fake's containers use no memory the engine reports.
-func (f *fakeEngine) PeakMemory(context.Context, string) (int64, error) { return 0, nil }
-
-func (f *fakeEngine) Stop(_ context.Context, id string) error {
+func (f *fakeEngine) Stop(ctx context.Context, id string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.stopped = append(f.stopped, f.specs[id].Labels[grader.LabelPhase])
-	return nil
+	f.stopped = append(f.stopped, f.phase(id))
+	f.mu.Unlock()
+	return f.Engine.Stop(ctx, id)
 }
 
-func (f *fakeEngine) Remove(_ context.Context, id string) error {
+func (f *fakeEngine) Remove(ctx context.Context, id string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.removed = append(f.removed, f.specs[id].Labels[grader.LabelPhase])
-	return nil
+	f.removed = append(f.removed, f.phase(id))
+	f.mu.Unlock()
+	return f.Engine.Remove(ctx, id)
 }
 
 // answerAgent is a command agent that writes answer.txt with its command's
@@ -210,7 +190,7 @@ results: RESULTS
 `
 
 func TestRunRetriesAnEngineError(t *testing.T) {
-	eng := newFake()
+	eng := newFake(t)
 	eng.agent = answerAgent
 	failed := false
 	eng.startErr = func(spec sandbox.ContainerSpec) error {
@@ -252,7 +232,7 @@ func TestRunAgentContainerGone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			eng := newFake()
+			eng := newFake(t)
 			var execs atomic.Int64
 			eng.agent = func(ctx context.Context, spec sandbox.ContainerSpec, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
 				if execs.Add(1) == 1 {
@@ -274,7 +254,7 @@ func TestRunAgentContainerGone(t *testing.T) {
 }
 
 func TestRunInfraErrorAfterRetries(t *testing.T) {
-	eng := newFake()
+	eng := newFake(t)
 	eng.startErr = func(spec sandbox.ContainerSpec) error {
 		if spec.Labels[grader.LabelPhase] == "agent" {
 			return &sandbox.EngineError{Op: "create container", Err: errors.New("no space left")}
@@ -293,7 +273,7 @@ func TestRunInfraErrorAfterRetries(t *testing.T) {
 }
 
 func TestRunCachedOpensNoEngine(t *testing.T) {
-	eng := newFake()
+	eng := newFake(t)
 	eng.agent = answerAgent
 	req := fakeRequest(t, fakeSuite, suite.Options{})
 	first := fakeRun(t, eng, context.Background(), req)
@@ -319,7 +299,7 @@ func TestRunCachedOpensNoEngine(t *testing.T) {
 // An interrupted run writes no result for the trial it stopped, reaps its
 // objects, and --resume finishes it.
 func TestRunInterruptedThenResumed(t *testing.T) {
-	eng := newFake()
+	eng := newFake(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	eng.agent = func(actx context.Context, spec sandbox.ContainerSpec, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
@@ -345,7 +325,7 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 
 	// A corrupt result is reported and run again.
 	writeTestFile(t, filepath.Join(rec.Dir, "answer__right__1", results.ResultFile), "{torn")
-	eng2 := newFake()
+	eng2 := newFake(t)
 	eng2.agent = answerAgent
 	resume, err := PrepareResume(req.Config.Results, rec.RunID, suite.Options{NoCache: true})
 	require.NoError(t, err)
@@ -358,22 +338,22 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 }
 
 func TestRunKeepsFinishedTrialsOnResume(t *testing.T) {
-	eng := newFake()
+	eng := newFake(t)
 	eng.agent = answerAgent
 	req := fakeRequest(t, fakeSuite, suite.Options{})
 	rec := fakeRun(t, eng, context.Background(), req)
 	require.NoError(t, os.Remove(filepath.Join(rec.Dir, "answer__wrong__1", results.ResultFile)))
 
-	eng2 := newFake()
+	eng2 := newFake(t)
 	eng2.agent = answerAgent
 	resume, err := PrepareResume(req.Config.Results, rec.RunID, suite.Options{NoCache: true})
 	require.NoError(t, err)
 	rec2 := fakeRun(t, eng2, context.Background(), resume)
 	assert.Equal(t, 0, rec2.ExitCode)
 	var agentStarts []string
-	for _, s := range eng2.specs {
-		if s.Labels[grader.LabelPhase] == "agent" {
-			agentStarts = append(agentStarts, s.TrialID)
+	for _, c := range eng2.Containers() {
+		if c.Phase() == "agent" {
+			agentStarts = append(agentStarts, c.Spec.TrialID)
 		}
 	}
 	assert.Equal(t, []string{"answer__wrong__1"}, agentStarts, "only the trial without a result runs")
@@ -416,7 +396,7 @@ func TestRunRefusesAnInvalidOracleScript(t *testing.T) {
 func TestRunJudgesSpecsOnRecordedEvidence(t *testing.T) {
 	testdata, err := filepath.Abs("testdata")
 	require.NoError(t, err)
-	eng := newFake()
+	eng := newFake(t)
 	suiteFile := strings.ReplaceAll(`
 name: specs
 tasks: [FIXTURES/answer]
@@ -460,13 +440,13 @@ results: RESULTS
 // A user who is not root gets the work dir back from the agent's container
 // before the host reads it.
 func TestRunHandsTheWorkDirBack(t *testing.T) {
-	eng := newFake()
+	eng := newFake(t)
 	eng.agent = answerAgent
 	rec := fakeRunAs(t, eng, context.Background(), fakeRequest(t, fakeSuite, suite.Options{Variants: []string{"right"}}), sandbox.Owner{UID: 1000, GID: 1000})
 	assert.Equal(t, 0, rec.ExitCode)
 	assert.Contains(t, eng.handed, "agent /app 1000:1000")
 
-	root := newFake()
+	root := newFake(t)
 	root.agent = answerAgent
 	fakeRunAs(t, root, context.Background(), fakeRequest(t, fakeSuite, suite.Options{Variants: []string{"right"}}), sandbox.Owner{})
 	for _, h := range root.handed {
@@ -475,14 +455,14 @@ func TestRunHandsTheWorkDirBack(t *testing.T) {
 }
 
 func TestRunKeep(t *testing.T) {
-	eng := newFake()
+	eng := newFake(t)
 	eng.agent = answerAgent
 	rec := fakeRun(t, eng, context.Background(), fakeRequest(t, fakeSuite, suite.Options{Variants: []string{"right"}, Keep: true}))
 	assert.Equal(t, 0, rec.ExitCode)
 	assert.NotContains(t, eng.removed, "agent", "--keep keeps the agent's container")
 	assert.DirExists(t, filepath.Join(rec.Dir, workDirName, "answer__right__1", "workdir"), "and the work dir")
 
-	plain := newFake()
+	plain := newFake(t)
 	plain.agent = answerAgent
 	rec = fakeRun(t, plain, context.Background(), fakeRequest(t, fakeSuite, suite.Options{Variants: []string{"right"}}))
 	assert.Contains(t, plain.removed, "agent")
@@ -557,7 +537,7 @@ func TestRunGivesTheWorkDirToTheAgentsUser(t *testing.T) {
 	req, err := Prepare(t.Context(), suiteFile, suite.Options{Cwd: dir, Retries: -1})
 	require.NoError(t, err)
 
-	eng := newFake()
+	eng := newFake(t)
 	var order []string
 	eng.agent = func(ctx context.Context, spec sandbox.ContainerSpec, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
 		if len(e.Cmd) > 2 && e.Cmd[0] == "sh" {
@@ -606,7 +586,7 @@ func TestRunBuildsAhead(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(toml, []byte(strings.Replace(string(data), "flightdeck-fixtures/answer", "flightdeck-fixtures/"+name, 1)), 0o644))
 	}
-	eng := &buildAheadEngine{fakeEngine: newFake(), second: "second", secondSeen: make(chan struct{})}
+	eng := &buildAheadEngine{fakeEngine: newFake(t), second: "second", secondSeen: make(chan struct{})}
 	var early atomic.Bool
 	eng.agent = func(ctx context.Context, spec sandbox.ContainerSpec, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
 		if strings.HasPrefix(spec.TrialID, "first__") {
