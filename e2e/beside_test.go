@@ -30,10 +30,11 @@ func TestRunLeavesALiveProcessesContainersAlone(t *testing.T) {
 	// (pid 1, up since the machine started), as a long test's container
 	// is younger than its test process.
 	old := time.Now().Add(-2 * time.Minute).UTC().Format(time.RFC3339)
+	runID := fmt.Sprintf("e2e-beside-%d", time.Now().UnixNano())
 	start := func(name string, pid int) string {
 		out, err := exec.Command(docker, "run", "-d", "--network", "none", "--name", name,
 			"--label", sandbox.LabelManaged+"=true", "--label", sandbox.LabelKind+"=container",
-			"--label", sandbox.LabelRun+"=e2e-beside", "--label", sandbox.LabelOwnerHost+"="+host,
+			"--label", sandbox.LabelRun+"="+runID, "--label", sandbox.LabelOwnerHost+"="+host,
 			"--label", fmt.Sprintf("%s=%d", sandbox.LabelOwnerPID, pid), "--label", sandbox.LabelCreated+"="+old,
 			testenv.BaseImage, "sleep", "infinity").CombinedOutput()
 		require.NoError(t, err, "%s", out)
@@ -41,9 +42,8 @@ func TestRunLeavesALiveProcessesContainersAlone(t *testing.T) {
 		t.Cleanup(func() { exec.Command(docker, "rm", "-f", id).Run() })
 		return id
 	}
-	suffix := fmt.Sprintf("%d", time.Now().UnixNano())
-	live := start("e2e-beside-live-"+suffix, 1)
-	orphan := start("e2e-beside-orphan-"+suffix, dead.Process.Pid)
+	live := start(runID+"-live", 1)
+	orphan := start(runID+"-orphan", dead.Process.Pid)
 
 	dir := t.TempDir()
 	suiteFile := writeSuite(t, dir, suiteFile{Name: "beside", Tasks: []string{taskDir(t, harborTask)},
@@ -54,7 +54,9 @@ func TestRunLeavesALiveProcessesContainersAlone(t *testing.T) {
 	// (Another test's gc may have reaped the orphan first: either way it
 	// is gone.)
 	assert.False(t, exists(orphan), "the gone process's container is reaped")
-	gc := flightdeck(t, dir, nil, "gc")
+	// gc of this test's run only: another test may be about to reap its
+	// own orphans.
+	gc := flightdeck(t, dir, nil, "gc", "--run", runID)
 	assert.Equal(t, 0, gc.code, "gc: %s", gc.stderr)
 	assert.True(t, exists(live), "gc leaves the live process's container alone")
 }
