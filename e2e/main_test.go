@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -294,6 +295,18 @@ func (p *process) runID(t *testing.T) string {
 func (p *process) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(sig))
+}
+
+// trySignal sends sig and reports whether it landed: false when the
+// process had already finished.
+func (p *process) trySignal(t *testing.T, sig syscall.Signal) bool {
+	t.Helper()
+	err := p.cmd.Process.Signal(sig)
+	if errors.Is(err, os.ErrProcessDone) {
+		return false
+	}
+	require.NoError(t, err)
+	return true
 }
 
 // wait waits for the process to end.
