@@ -130,16 +130,17 @@ const upperMount = "/flightdeck-upper"
 
 // upperChanges lists what a container changed from its writable layer
 // when the storage driver keeps one as a directory (overlay2,
-// fuse-overlayfs): `find` over it, read-only, in a short-lived container of
-// the same image. The engine's own diff walks the whole image on these
-// drivers (6 s for the base image on an idle machine, minutes under
-// load); this reads only what changed. Every path in the layer is
+// fuse-overlayfs): `find -print0` over it, read-only, in a short-lived
+// container of the same image. The engine's own diff walks the whole image
+// on these drivers (6 s for the base image on an idle machine, minutes
+// under load); this reads only what changed. Every path in the layer is
 // changed, as the engine's diff lists a changed file's parent dirs too:
-// "C", or "D" for a whiteout file (a whiteout kept as a device, as
-// overlay2 and fuse-overlayfs keep them, reads "C"). ok is false when it cannot be done here
-// (another driver, an image without find or sleep, an error): the caller
-// asks the engine. The runtime's own leftovers at the root of the layer
-// (runc's /.pivot_root*, which the engine's diff hides) are left out.
+// "C", or "D" for a whiteout file (a whiteout kept as a device, as overlay2
+// and fuse-overlayfs keep them, reads "C"). The runtime's own leftovers at
+// the root of the layer (runc's /.pivot_root*, which the engine's diff
+// hides) are left out. ok is false when it cannot be done here (another
+// driver, an image without a find that knows -print0, an error): the
+// caller asks the engine.
 func (d *Docker) upperChanges(ctx context.Context, containerID string) (_ []Change, ok bool) {
 	res, err := d.api.ContainerInspect(ctx, containerID, client.ContainerInspectOptions{})
 	if err != nil {
@@ -155,7 +156,7 @@ func (d *Docker) upperChanges(ctx context.Context, containerID string) (_ []Chan
 	}
 	spec := ContainerSpec{Image: c.Image, Name: "flightdeck-changes", User: "0:0", RunID: c.Config.Labels[LabelRun],
 		TrialID: c.Config.Labels[LabelTrial], Mounts: []Mount{{HostPath: upper, ContainerPath: upperMount, ReadOnly: true}},
-		Cmd: []string{"find", upperMount, "-mindepth", "1"}}
+		Cmd: []string{"find", upperMount, "-mindepth", "1", "-print0"}}
 	h, err := d.Start(ctx, spec)
 	if err != nil {
 		return nil, false
@@ -181,12 +182,12 @@ func (d *Docker) upperChanges(ctx context.Context, containerID string) (_ []Chan
 	return parseUpper(b.String()), true
 }
 
-// parseUpper reads find's listing of an upper layer into changes: a
-// whiteout file (".wh.NAME") is NAME deleted; an opaque dir's marker is
-// left out (the dir itself is listed).
+// parseUpper reads find's NUL-separated listing of an upper layer (a name
+// may hold a newline) into changes: a whiteout file (".wh.NAME") is NAME
+// deleted; an opaque dir's marker is left out (the dir itself is listed).
 func parseUpper(out string) []Change {
 	var changes []Change
-	for _, line := range strings.Split(out, "\n") {
+	for _, line := range strings.Split(out, "\x00") {
 		rel, found := strings.CutPrefix(line, upperMount+"/")
 		if !found || rel == "" {
 			continue

@@ -11,9 +11,14 @@ import (
 )
 
 func TestParseUpper(t *testing.T) {
-	out := upperMount + "/.pivot_root123\n" + upperMount + "/etc\n" + upperMount + "/etc/new.conf\n" + upperMount + "/etc/.wh.issue\n" +
-		upperMount + "/opt\n" + upperMount + "/opt/.wh..wh..opq\n" + upperMount + "/opt/a/.wh..opq\n\n"
-	assert.Equal(t, []Change{{"/etc", "C"}, {"/etc/new.conf", "C"}, {"/etc/issue", "D"}, {"/opt", "C"}}, parseUpper(out))
+	entries := []string{"/.pivot_root123", "/etc", "/etc/new.conf", "/etc/.wh.issue", "/opt", "/opt/.wh..wh..opq",
+		"/opt/a/.wh..opq", "/tmp/two\nlines"}
+	out := ""
+	for _, e := range entries {
+		out += upperMount + e + "\x00"
+	}
+	assert.Equal(t, []Change{{"/etc", "C"}, {"/etc/new.conf", "C"}, {"/etc/issue", "D"}, {"/opt", "C"}, {"/tmp/two\nlines", "C"}},
+		parseUpper(out))
 }
 
 // ChangedPaths, read from the writable layer, names the paths the engine's
@@ -25,7 +30,7 @@ func TestChangesAgreeWithTheEngine(t *testing.T) {
 	c, err := d.Start(ctx, ContainerSpec{Image: baseImage, Name: "changes", RunID: "test-changes", TrialID: "t1", NoInit: true, KeepEntrypoint: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Remove(context.Background(), c.ID) })
-	res, err := d.Exec(ctx, c.ID, ExecSpec{Cmd: []string{"bash", "-c", "touch /etc/new.conf && rm /etc/issue && mkdir -p /opt/a/b && echo x > /opt/a/b/f && rm -rf /usr/share/doc/bash"}, User: "0"})
+	res, err := d.Exec(ctx, c.ID, ExecSpec{Cmd: []string{"bash", "-c", "touch /etc/new.conf && rm /etc/issue && mkdir -p /opt/a/b && echo x > /opt/a/b/f && rm -rf /usr/share/doc/bash && touch $'/tmp/two\\nlines'"}, User: "0"})
 	require.NoError(t, err)
 	require.Zero(t, res.ExitCode)
 	// Stopped, started again and stopped, as an agent's timeout and the
@@ -46,4 +51,5 @@ func TestChangesAgreeWithTheEngine(t *testing.T) {
 	sort.Strings(have)
 	assert.Equal(t, want, have)
 	assert.Contains(t, have, "/opt/a/b/f")
+	assert.Contains(t, have, "/tmp/two\nlines", "a name with a newline is one path")
 }
