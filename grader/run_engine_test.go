@@ -194,7 +194,10 @@ func runOnEngineNativeTimeout(t *testing.T, f *engineFixture) {
 	ctx := context.Background()
 	task := engineTask(t, true, `echo started; echo 1 > "$FLIGHTDECK_REWARD_DIR/early.txt"; sleep 60; echo 1 > "$FLIGHTDECK_REWARD_DIR/reward.txt"`)
 	req := f.request(t, task, f.native)
-	req.Timeout = 2 * time.Second
+	// Long enough for the script's first lines to run on a machine under
+	// make test's own load (2 s was not, at load 30 on 2 cores); the
+	// script sleeps far past it, so the timeout is still what ends it.
+	req.Timeout = 10 * time.Second
 	g, err := Run(ctx, f.eng, req)
 	require.NoError(t, err)
 	assert.True(t, g.TimedOut)
