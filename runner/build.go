@@ -8,13 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
 	"github.com/flightdeck/flightdeck/internal/text"
-	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -117,18 +116,14 @@ func buildOne(ctx context.Context, imgs *images.Set, cfg suite.Config, t *tasks.
 		return lines
 	}
 	// A multi-container task's services, built or found as a trial would.
-	env, err := harbor.TaskEnv(t, "[environment].env", t.Config.Environment.Env, hostenv.Lookup)
-	var c *tasks.Compose
-	if err == nil {
-		c, err = t.LoadCompose(envVars(env))
-	}
+	c, err := trial.LoadCompose(t)
 	if err != nil {
 		return append(lines, BuildLine{Task: t.ID + "/services", Err: err})
 	}
 	for _, svc := range c.Services {
 		log := filepath.Join(imgs.LogDir(), text.FileName(t.ID)+"."+svc.Name+".log")
 		start := time.Now()
-		img, err := imgs.Engine().EnsureImage(ctx, serviceBuildSpec(t, svc, imgs.Map(), cfg.TimeoutMultiplier, log))
+		img, err := imgs.Engine().EnsureImage(ctx, trial.ServiceBuildSpec(t, svc, imgs.Map(), cfg.TimeoutMultiplier, log))
 		if err == nil && imgs.Touch != nil {
 			imgs.Touch(img.Ref)
 		}

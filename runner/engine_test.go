@@ -21,6 +21,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/tamper"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -187,6 +188,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -254,21 +261,21 @@ func outcomeSolveSh(t *testing.T, o *engineOutcomes) {
 	assert.Equal(t, map[string]float64{"reward": 1, "passed": 1, "total": 1}, r.Rewards)
 	require.NotNil(t, r.Summary)
 	assert.Equal(t, 1, r.Summary.Passed)
-	assert.Equal(t, SourceWorkdir, r.Evidence.Source)
+	assert.Equal(t, trial.SourceWorkdir, r.Evidence.Source)
 	assert.Equal(t, "answer.txt\n", readFile(t, filepath.Join(o.dir("answer"), results.DiffFiles)))
 	assert.Contains(t, readFile(t, filepath.Join(o.dir("answer"), results.DiffPatch)), "+42")
 	var names []string
 	for _, p := range r.Phases {
 		names = append(names, p.Name)
 	}
-	assert.Equal(t, []string{PhaseImage, PhaseWorkdir, PhaseAgent, PhaseEvidence, PhaseGrade, PhaseResult}, names)
+	assert.Equal(t, []string{trial.PhaseImage, trial.PhaseWorkdir, trial.PhaseAgent, trial.PhaseEvidence, trial.PhaseGrade, trial.PhaseResult}, names)
 	assert.FileExists(t, filepath.Join(o.dir("answer"), results.BuildLog))
 }
 
 func outcomeDeterministicJSON(t *testing.T, o *engineOutcomes) {
 	r := o.trial(t, "script")
 	assert.Equal(t, grader.OutcomePassed, r.Outcome)
-	assert.Equal(t, SourceSteps, r.Evidence.Source)
+	assert.Equal(t, trial.SourceSteps, r.Evidence.Source)
 	assert.Equal(t, 4, r.AgentPhase.Steps)
 	events := readFile(t, filepath.Join(o.dir("script"), results.EventsFile))
 	assert.Equal(t, `{"seq":1,"kind":"edit","path":"notes/plan.md"}

@@ -19,6 +19,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
@@ -248,7 +249,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 				// applies it already.
 				continue
 			}
-			if v.NoSettle && !mayRace(t) {
+			if v.NoSettle && !trial.MayRace(t) {
 				continue
 			}
 			if v.VerifierOffline {

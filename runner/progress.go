@@ -241,3 +241,7 @@ func (p *progress) done() {
 	p.running = map[string]string{}
 	p.emit("")
 }
+
+// Phase and Note are the trials' Reporter (trial.Reporter).
+func (p *progress) Phase(t *suite.Trial, phase string) { p.phase(t, phase) }
+func (p *progress) Note(t *suite.Trial, msg string)    { p.note(t, msg) }

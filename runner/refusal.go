@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -89,7 +90,7 @@ func splitRefused(trials []*suite.Trial) (run, refused []*suite.Trial) {
 func (s *runState) refuse(trials []*suite.Trial) {
 	for _, t := range trials {
 		res := s.refusedResult(t)
-		if err := resetDir(filepath.Join(s.dir, t.ID)); err != nil {
+		if err := files.ResetDir(filepath.Join(s.dir, t.ID)); err != nil {
 			s.progress.line(fmt.Sprintf("%s: %v", t.ID, err))
 			continue
 		}

@@ -13,12 +13,14 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -82,23 +84,15 @@ type runState struct {
 	dir      string
 	eng      sandbox.Engine
 	images   *images.Set
-	seeds    *seeds
 	progress *progress
 	cache    cacheIndex
-	// clockOffset is the engine's clock minus this host's (the tamper
-	// inspector compares the engine's file times with this host's).
-	clockOffset time.Duration
+	mu       sync.Mutex
+	results  map[string]*results.Result
 
-	mu      sync.Mutex
-	results map[string]*results.Result
-
-	// inspectorID is the run's tamper inspector container (inspect.go).
 	// redact masks the run's secrets in what it writes.
 	redact *secrets.Redactor
-
-	inspectorMu    sync.Mutex
-	inspectorID    string
-	inspectorEarly sync.WaitGroup // its start ahead of the first trial
+	// trials is what each trial is given of the run, once the engine is open.
+	trials *trial.Env
 }
 
 // NewRunID makes a run id: the UTC time and a random suffix.
@@ -166,7 +160,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 				return nil, err
 			}
 		}
-		s.startInspectorEarly(ctx, todo)
+		s.trials.Inspector.StartEarly(ctx, todo)
 		s.execute(ctx, todo)
 	}
 	return s.finishRun(ctx, rec, trials)
@@ -223,10 +217,11 @@ func (s *runState) makeRunDir(resume bool, rec *results.RunRecord) error {
 func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials []*suite.Trial) (*results.RunRecord, error) {
 	cfg := s.cfg
 	interrupted := ctx.Err() != nil
-	if s.eng != nil {
-		s.inspectorEarly.Wait()
+	if s.trials != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
-		s.removeInspector(rctx)
+		if err := s.trials.Inspector.Remove(rctx); err != nil {
+			s.progress.line("cleanup: " + err.Error())
+		}
 		cancel()
 	}
 	if interrupted && s.eng != nil && !cfg.Keep {
@@ -333,7 +328,7 @@ func (s *runState) reuse(t *suite.Trial, r *results.Result, srcDir string) (*res
 	if filepath.Clean(srcDir) == filepath.Clean(dst) {
 		return r, nil
 	}
-	if err := resetDir(dst); err != nil {
+	if err := files.ResetDir(dst); err != nil {
 		return nil, err
 	}
 	if err := copyTrialFiles(srcDir, dst); err != nil {
@@ -365,7 +360,7 @@ func copyTrialFiles(src, dst string) error {
 		case rel == results.ResultFile || !d.Type().IsRegular():
 			return nil
 		}
-		return linkOrCopy(p, target)
+		return files.LinkOrCopy(p, target)
 	})
 }
 
@@ -391,7 +386,6 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		s.progress.line("engine: " + w)
 	}
 	rec.Versions.Engine, rec.Versions.EngineAPI = info.ServerVersion, info.APIVersion
-	s.clockOffset = info.ClockOffset
 	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge}); err != nil {
 		s.progress.line("reap orphans: " + err.Error())
 	} else if n := reaped.Containers + reaped.Images; n > 0 {
@@ -404,7 +398,14 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 	s.images = images.New(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
 	s.images.NoSubstitute = s.cfg.NoSubstitute
 	s.images.Touch = s.touchImage
-	s.seeds = newSeeds(filepath.Join(s.dir, workDirName, "seeds"))
+	s.trials = &trial.Env{
+		Engine: eng, RunID: s.runID, Dir: s.dir, Scratch: filepath.Join(s.dir, workDirName),
+		Keep: s.cfg.Keep, Multiplier: s.cfg.TimeoutMultiplier, Owner: s.r.Owner, Hurry: s.r.Hurry,
+		ClockOffset: info.ClockOffset, Images: s.images,
+		Seeds:     trial.NewSeeds(filepath.Join(s.dir, workDirName, "seeds")),
+		Inspector: trial.NewInspector(eng, s.runID),
+		Report:    s.progress, Mask: s.redact.Writer,
+	}
 	return nil
 }
 
@@ -472,7 +473,7 @@ func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 	var res *results.Result
 	for try := 1; try <= s.cfg.Retries+1; try++ {
 		var err error
-		res, err = s.attempt(ctx, t, try)
+		res, err = s.trials.Attempt(ctx, t, try)
 		if err != nil {
 			s.progress.interrupted(t)
 			return
@@ -515,15 +516,6 @@ func (s *runState) ordered(trials []*suite.Trial) []*results.Result {
 		}
 	}
 	return out
-}
-
-// newResult starts a trial's result.
-func (s *runState) newResult(t *suite.Trial) *results.Result {
-	return &results.Result{
-		Schema: results.ResultSchema, RunID: s.runID, Trial: t.ID, TaskID: t.Task.ID, TaskDir: t.Task.Dir,
-		TaskDigest: t.Task.Digest, Variant: t.Variant.Name, Agent: t.Variant.Agent, Attempt: t.Attempt,
-		CacheKey: t.Key, Native: !t.Harbor(), Started: time.Now().UTC(), Expect: t.Variant.Expect,
-	}
 }
 
 func mergeStrings(a, b []string) []string {

@@ -19,6 +19,7 @@ import (
 	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/sandbox/sandboxtest"
 )
@@ -423,7 +424,7 @@ results: RESULTS
 			got[v.SpecID] = v.Status
 		}
 		assert.Equal(t, specs, got, variant)
-		assert.Equal(t, SourceSteps, res.Evidence.Source, variant)
+		assert.Equal(t, trial.SourceSteps, res.Evidence.Source, variant)
 		assert.Equal(t, classes[variant], res.OutcomeClass, variant)
 	}
 	planned, err := results.ReadResult(filepath.Join(rec.Dir, "answer__planned__1", results.ResultFile))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/sandbox/sandboxtest"
 )
@@ -50,7 +51,7 @@ func fakeInspector(_ context.Context, _ *sandboxtest.Container, e sandbox.ExecSp
 	switch {
 	case e.Cmd[0] == "python3":
 		out = `{"held": []}`
-	case len(e.Cmd) > 5 && e.Cmd[2] == inspectScript:
+	case len(e.Cmd) > 5 && e.Cmd[3] == "inspect.sh":
 		if e.Cmd[5] == "settle" {
 			out = "settled 0\n"
 		}
@@ -123,7 +124,7 @@ func TestSharedModelSteps(t *testing.T) {
 	}
 	for _, variant := range []string{"oracle", "nop"} {
 		for _, step := range []string{"one", "two"} {
-			assert.FileExists(t, filepath.Join(rec.Dir, res[variant].Trial, StepsDir, step, "verifier", "reward.txt"))
+			assert.FileExists(t, filepath.Join(rec.Dir, res[variant].Trial, trial.StepsDir, step, "verifier", "reward.txt"))
 		}
 	}
 }

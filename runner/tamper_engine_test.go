@@ -13,6 +13,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/tamper"
+	"github.com/flightdeck/flightdeck/runner/trial"
 )
 
 // installDeb builds a package of one tool and installs it with dpkg, as an
@@ -115,7 +116,7 @@ echo 1 > /logs/verifier/reward.txt
 	nop := res["target__nop__1"]
 	require.NotNil(t, nop)
 	assert.Nil(t, nop.TamperCheck)
-	assert.True(t, slices.ContainsFunc(forge.Phases, func(p results.Phase) bool { return p.Name == PhaseInspect }))
+	assert.True(t, slices.ContainsFunc(forge.Phases, func(p results.Phase) bool { return p.Name == trial.PhaseInspect }))
 	assertNoLeftovers(t, eng, rec.RunID)
 }
 

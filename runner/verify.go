@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -197,7 +198,7 @@ func scanImage(ctx context.Context, eng sandbox.Engine, runID, image string, siz
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		msg, _ := os.ReadFile(filepath.Join(dir, "err"))
-		return nil, fmt.Errorf("find | sha256sum in the image: exit %d: %s", res.ExitCode, lastLines(string(msg), 3))
+		return nil, fmt.Errorf("find | sha256sum in the image: exit %d: %s", res.ExitCode, text.LastLines(string(msg), 3))
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -311,7 +312,7 @@ func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Reques
 		switch {
 		case l.Err != nil:
 			failed++
-			infra = infra || !runner.IsTaskDefect(l.Err)
+			infra = infra || !trial.IsTaskDefect(l.Err)
 		case l.Cached:
 			cached++
 		case l.Ref != "":

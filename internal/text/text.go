@@ -40,3 +40,12 @@ func FileName(s string) string {
 		return '-'
 	}, s)
 }
+
+// LastLines is s's last n lines, without a trailing newline.
+func LastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -29,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -224,7 +224,7 @@ func (e *Engine) Start(_ context.Context, spec sandbox.ContainerSpec) (sandbox.C
 		return sandbox.Container{}, err
 	}
 	if snapshot != "" {
-		if err := copyTree(snapshot, c.Root); err != nil {
+		if err := files.CopyTree(snapshot, c.Root); err != nil {
 			return sandbox.Container{}, err
 		}
 	} else {
@@ -280,7 +280,7 @@ func (e *Engine) CopyIn(_ context.Context, id, hostDir, dir string, _ sandbox.Ow
 	if err != nil {
 		return err
 	}
-	return copyTree(hostDir, c.Path(dir))
+	return files.CopyTree(hostDir, c.Path(dir))
 }
 
 func (e *Engine) WriteFiles(_ context.Context, id, dir string, files []sandbox.File, _ sandbox.Owner) error {
@@ -320,9 +320,9 @@ func (e *Engine) CopyOut(_ context.Context, id, p, hostDir string, _ sandbox.Cop
 		return err
 	}
 	if !fi.IsDir() {
-		return copyFile(src, filepath.Join(hostDir, filepath.Base(src)), fi.Mode())
+		return files.CopyFile(src, filepath.Join(hostDir, filepath.Base(src)), fi.Mode())
 	}
-	return copyTree(src, hostDir)
+	return files.CopyTree(src, hostDir)
 }
 
 func (e *Engine) State(_ context.Context, id string) (sandbox.State, error) {
@@ -454,7 +454,7 @@ func (e *Engine) Commit(_ context.Context, id string, _ map[string]string) (stri
 	image := fmt.Sprintf("sha256:snapshot%d", e.n)
 	e.mu.Unlock()
 	dir := filepath.Join(e.root, "images", strings.TrimPrefix(image, "sha256:"))
-	if err := copyTree(c.Root, dir); err != nil {
+	if err := files.CopyTree(c.Root, dir); err != nil {
 		return "", err
 	}
 	e.mu.Lock()
@@ -522,55 +522,4 @@ func (e *Engine) Reap(context.Context, sandbox.ReapOptions) (sandbox.Reaped, err
 		return sandbox.Reaped{}, err
 	}
 	return sandbox.Reaped{}, nil
-}
-
-// copyTree copies the tree under src into dst (made when missing).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			os.Remove(to)
-			return os.Symlink(target, to)
-		default:
-			return copyFile(p, to, info.Mode())
-		}
-	})
-}
-
-func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode.Perm()|0o200)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
@@ -82,13 +83,13 @@ func prepareSeed(ctx context.Context, tree, scratch string, ownRepo bool) (*seed
 func prepareWorkDir(seed *seedBase, dir, hostDir, scratch string) (*WorkDir, error) {
 	w := &WorkDir{Host: hostDir, Container: dir, scratch: scratch, shadow: filepath.Join(scratch, "shadow.git"),
 		Base: seed.base, shadowBase: seed.shadowBase}
-	if err := copyTree(seed.tree, hostDir); err != nil {
+	if err := files.CopyTree(seed.tree, hostDir); err != nil {
 		return nil, err
 	}
 	if err := os.Mkdir(w.shadow, 0o755); err != nil {
 		return nil, fmt.Errorf("shadow repository: %w", err)
 	}
-	if err := copyTree(seed.shadow, w.shadow); err != nil {
+	if err := files.CopyTree(seed.shadow, w.shadow); err != nil {
 		return nil, fmt.Errorf("shadow repository: %w", err)
 	}
 	return w, nil

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
@@ -83,10 +84,10 @@ func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sa
 		if dir == "/" {
 			return nil // the whole filesystem: no evidence
 		}
-		spec := sandbox.ContainerSpec{Image: img.Ref, RunID: a.s.runID, TrialID: a.t.ID, Workdir: dir,
+		spec := sandbox.ContainerSpec{Image: img.Ref, RunID: a.s.RunID, TrialID: a.t.ID, Workdir: dir,
 			Labels: map[string]string{grader.LabelPhase: "seed"}}
 		var err error
-		seed, err = a.s.seeds.get(ctx, a.s.eng, spec, info.ID, dir, false)
+		seed, err = a.s.Seeds.get(ctx, a.s.Engine, spec, info.ID, dir, false)
 		return err
 	})
 
@@ -152,7 +153,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	}
 	if service != nil {
 		h.service = service
-		s.progress.phase(t, PhaseAgent)
+		s.Report.Phase(t, PhaseAgent)
 		// The task's [environment].env is layered over the file's, as
 		// Harbor's env file comes after the task's compose file.
 		env = append(composeEnv, env...)
@@ -163,7 +164,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 		return err
 	}
 	spec := sandbox.ContainerSpec{
-		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.runID, TrialID: t.ID, Workdir: h.dir, Env: env, Service: service,
+		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: h.dir, Env: env, Service: service,
 		NetworkOf: gateway,
 		NanoCPUs:  task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
 		Network: h.agentNet, Reconnectable: h.graderNet && !h.agentNet,
@@ -171,7 +172,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 		Labels: map[string]string{grader.LabelPhase: "agent"},
 	}
 	h.online = h.agentNet
-	c, err := s.eng.Start(ctx, spec)
+	c, err := s.Engine.Start(ctx, spec)
 	if c.ID != "" {
 		h.container = c.ID
 		h.started = time.Now()
@@ -181,8 +182,8 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 		return fmt.Errorf("start the task's container: %w", err)
 	}
 	if hc := task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
-		s.progress.phase(t, "healthcheck")
-		if err := harbor.PollHealthcheck(ctx, s.eng, harbor.HealthcheckRun{
+		s.Report.Phase(t, "healthcheck")
+		if err := harbor.PollHealthcheck(ctx, s.Engine, harbor.HealthcheckRun{
 			Container: c.ID, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.dir,
 			LogPath: filepath.Join(h.trialAttempt.dir, harbor.HealthcheckLog), Scratch: h.scratch,
 		}); err != nil {
@@ -191,7 +192,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 			}
 			return err
 		}
-		s.progress.phase(t, PhaseAgent)
+		s.Report.Phase(t, PhaseAgent)
 	}
 	// An entrypoint of the image's own may still be starting what it
 	// starts in the background (settle.go); what it started by then is
@@ -200,7 +201,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	if err := h.entrypointExited(ctx, "before the agent started"); err != nil {
 		return err
 	}
-	h.before, err = s.eng.Processes(ctx, h.container)
+	h.before, err = s.Engine.Processes(ctx, h.container)
 	if err != nil {
 		return fmt.Errorf("list the processes of the task's container: %w", err)
 	}
@@ -211,12 +212,12 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 // entrypointExited returns an error naming the entrypoint's exit, with its
 // output saved as ContainerLog, when the container is no longer running.
 func (h *harborTrial) entrypointExited(ctx context.Context, when string) error {
-	st, err := h.s.eng.State(ctx, h.container)
+	st, err := h.s.Engine.State(ctx, h.container)
 	if err != nil || st.Running {
 		return err
 	}
 	log := filepath.Join(h.trialAttempt.dir, containerLog)
-	if lerr := h.s.eng.Logs(ctx, h.container, log, 1<<20); lerr != nil {
+	if lerr := h.s.Engine.Logs(ctx, h.container, log, 1<<20); lerr != nil {
 		return fmt.Errorf("the image's entrypoint exited %s (exit code %d); its output could not be read: %v", when, st.ExitCode, lerr)
 	}
 	return fmt.Errorf("the image's entrypoint exited %s (exit code %d): it must keep running its command (Harbor's `sleep infinity`); its output is in %s",
@@ -250,7 +251,7 @@ func (h *harborTrial) singleStep() (*stepRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, h.s.cfg.TimeoutMultiplier)
+	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, h.s.Multiplier)
 	return &stepRun{instruction: instruction, dir: h.trialAttempt.dir, agentTimeout: agentTimeout,
 		verifierTimeout: verifierTimeout, agentUser: task.Config.Agent.User, verifierUser: task.Config.Verifier.User}, nil
 }
@@ -261,10 +262,10 @@ func (h *harborTrial) singleStep() (*stepRun, error) {
 func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, error) {
 	s, t := h.s, h.t
 	ap := &agent.Session{
-		Engine: s.eng, Trial: t, Workdir: h.dir, User: step.agentUser,
-		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: h.scratch, Owner: s.r.Owner,
+		Engine: s.Engine, Trial: t, Workdir: h.dir, User: step.agentUser,
+		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: h.scratch, Owner: s.Owner,
 		Harbor: true, OutputDir: harbor.LogsDir(h.trialAttempt.dir), SolutionDir: step.solutionDir,
-		Timeout: step.agentTimeout, Mask: s.redact.Writer,
+		Timeout: step.agentTimeout, Mask: s.Mask,
 	}
 	if ap.Timeout > 0 {
 		h.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
@@ -313,14 +314,14 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 				return err
 			}
 		}
-		if s.r.Owner.UID == 0 {
+		if s.Owner.UID == 0 {
 			// Nothing is handed back to root, and handing back is what
 			// clears setuid and setgid bits; clear them on the host instead.
 			if err := grader.ClearSetID(ap.OutputDir); err != nil {
 				return fmt.Errorf("clear setuid bits in %s: %w", ap.OutputDir, err)
 			}
 		} else {
-			s.eng.HandBack(ctx, h.container, harbor.AgentLogs, s.r.Owner)
+			s.Engine.HandBack(ctx, h.container, harbor.AgentLogs, s.Owner)
 		}
 		return nil
 	})
@@ -328,11 +329,11 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 	h.res.AgentPhase.TimedOut = res.TimedOut
 	h.res.AgentPhase.Failed = res.Failed
 	h.res.AgentPhase.Steps = res.Steps
-	if st, serr := s.eng.State(ctx, h.container); serr == nil && h.container != "" {
+	if st, serr := s.Engine.State(ctx, h.container); serr == nil && h.container != "" {
 		h.res.AgentPhase.OOMKilled = st.OOMKilled
 	}
 	if err == nil && res.TimedOut {
-		s.progress.note(t, "agent timed out; grading what it left")
+		s.Report.Note(t, "agent timed out; grading what it left")
 	}
 	return res, err
 }
@@ -342,11 +343,11 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 // agent's failure, with the container's output; one killed through the
 // engine is an infrastructure error.
 func (h *harborTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) error {
-	st, err := h.s.eng.State(ctx, h.container)
+	st, err := h.s.Engine.State(ctx, h.container)
 	if err != nil || st.Running {
 		return err
 	}
-	killed, err := h.s.eng.KilledSince(ctx, h.container, h.started)
+	killed, err := h.s.Engine.KilledSince(ctx, h.container, h.started)
 	switch {
 	case err != nil:
 		return fmt.Errorf("the task's container stopped during the agent phase, and its events cannot be read: %w", err)
@@ -354,7 +355,7 @@ func (h *harborTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) 
 		return fmt.Errorf("the task's container was killed through the engine during the agent phase: %w", sandbox.ErrContainerGone)
 	}
 	res.Failed = fmt.Sprintf("the task's container stopped during the agent phase (exit code %d); its output is in %s", st.ExitCode, containerLog)
-	h.s.eng.Logs(ctx, h.container, filepath.Join(h.trialAttempt.dir, containerLog), 1<<20)
+	h.s.Engine.Logs(ctx, h.container, filepath.Join(h.trialAttempt.dir, containerLog), 1<<20)
 	return nil
 }
 
@@ -370,9 +371,9 @@ func (h *harborTrial) evidence(ctx context.Context, seed *seedBase, ag agent.Res
 		return nil
 	}
 	after := filepath.Join(h.scratch, "after")
-	err := resetDir(after)
+	err := files.ResetDir(after)
 	if err == nil {
-		err = h.s.eng.CopyOut(ctx, h.container, h.dir, after, evidenceLimits)
+		err = h.s.Engine.CopyOut(ctx, h.container, h.dir, after, evidenceLimits)
 	}
 	if err != nil {
 		h.res.Evidence.Note = "no evidence: copy the work dir out of the container: " + err.Error()
@@ -391,9 +392,9 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	mem, _ := t.Task.MemoryBytes()
 	req := grader.Request{
 		Task: t.Task, Image: h.img.Ref, ContainerWorkDir: h.dir, TrialDir: step.dir,
-		RunID: s.runID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
-		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.r.Owner, TestsDirs: step.testsDirs,
-		Service: h.snapshotService(), Mask: s.redact.Writer,
+		RunID: s.RunID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
+		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner, TestsDirs: step.testsDirs,
+		Service: h.snapshotService(), Mask: s.Mask,
 	}
 	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
 	var err error
@@ -421,9 +422,9 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		h.res.GradePhase.Mode = suite.GradingSnapshot
 		// The snapshot grade removes the container: collect first.
 		h.collectArtifacts(ctx)
-		g, warnings, err := harbor.SnapshotGrade(ctx, s.eng, h.container, req, s.cfg.Keep)
+		g, warnings, err := harbor.SnapshotGrade(ctx, s.Engine, h.container, req, s.Keep)
 		for _, w := range warnings {
-			s.progress.note(t, w)
+			s.Report.Note(t, w)
 		}
 		return g, err
 	}
@@ -439,13 +440,13 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	guard := h.leftoverGuard(req.Timeout)
 	var g grader.Grade
 	if guard != nil {
-		g, err = grader.RunLiveGuarded(ctx, s.eng, h.container, req, guard)
+		g, err = grader.RunLiveGuarded(ctx, s.Engine, h.container, req, guard)
 		h.res.GradePhase.AgentProcesses = guard.held
 	} else {
-		g, err = grader.RunLive(ctx, s.eng, h.container, req)
+		g, err = grader.RunLive(ctx, s.Engine, h.container, req)
 	}
 	if left := h.res.GradePhase.AgentProcesses; len(left) > 0 {
-		s.progress.note(t, fmt.Sprintf("%d process(es) the agent left took turns with the verifier (grade_phase.agent_processes; grading: snapshot runs none)", len(left)))
+		s.Report.Note(t, fmt.Sprintf("%d process(es) the agent left took turns with the verifier (grade_phase.agent_processes; grading: snapshot runs none)", len(left)))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, sandbox.ErrContainerGone) {
 			// A process the agent left can kill the verifier's commands, or
 			// keep itself from being stopped, as well as it can write a
@@ -457,7 +458,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		}
 	}
 	for _, w := range g.Warnings {
-		s.progress.note(t, w)
+		s.Report.Note(t, w)
 	}
 	if err == nil && step.name == "" {
 		h.collectArtifacts(ctx)
@@ -477,13 +478,13 @@ func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEnt
 	if len(as) == 0 {
 		return nil
 	}
-	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, as, harbor.ArtifactsDir(h.trialAttempt.dir), nil)
+	entries, err := harbor.CollectArtifacts(ctx, h.s.Engine, h.containerOf, as, harbor.ArtifactsDir(h.trialAttempt.dir), nil)
 	if err != nil {
-		h.s.progress.note(h.t, err.Error())
+		h.s.Report.Note(h.t, err.Error())
 	}
 	for _, e := range entries {
 		if e.Status != "ok" {
-			h.s.progress.note(h.t, fmt.Sprintf("artifact %s not collected: %s", e.Source, e.Error))
+			h.s.Report.Note(h.t, fmt.Sprintf("artifact %s not collected: %s", e.Source, e.Error))
 		}
 	}
 	return entries
@@ -493,7 +494,7 @@ func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEnt
 // timed out had it killed; it starts again with its entrypoint, its
 // filesystem as the agent left it) and on the verifier's network.
 func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
-	eng := h.s.eng
+	eng := h.s.Engine
 	who, net := "the verifier", h.graderNet
 	if forAgent {
 		who, net = "the agent", h.agentNet
@@ -506,7 +507,7 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		if err := eng.Restart(ctx, h.container); err != nil {
 			return fmt.Errorf("start the task's container again for %s: %w", who, err)
 		}
-		h.s.progress.note(h.t, "the task's container had stopped; started again for "+who)
+		h.s.Report.Note(h.t, "the task's container had stopped; started again for "+who)
 		if err := h.entrypointExited(ctx, "when the container was started again for "+who); err != nil {
 			return err
 		}

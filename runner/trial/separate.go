@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -107,9 +107,9 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 			HostPath: filepath.Join(root, filepath.FromSlash(e.Destination)), ContainerPath: path.Clean(e.Source),
 		})
 	}
-	g, err := grader.Run(ctx, s.eng, req)
+	g, err := grader.Run(ctx, s.Engine, req)
 	for _, w := range g.Warnings {
-		s.progress.note(t, w)
+		s.Report.Note(t, w)
 	}
 	return g, err
 }
@@ -117,7 +117,7 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 // stopMain stops the task's container before the sidecars' evidence is
 // taken and the separate verifier runs: nothing of the agent's runs on.
 func (h *harborTrial) stopMain(ctx context.Context) error {
-	if err := h.s.eng.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
+	if err := h.s.Engine.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
 		return fmt.Errorf("stop the task's container before the separate verifier: %w", err)
 	}
 	return nil
@@ -134,29 +134,29 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 	}
 	spec := sandbox.BuildSpec{
 		Name: name, ContextDir: t.Task.VerifierContext(step.name), DockerImage: env.DockerImage,
-		ImageMap: s.images.Map(), LogPath: filepath.Join(step.dir, verifierBuildLog),
+		ImageMap: s.Images.Map(), LogPath: filepath.Join(step.dir, verifierBuildLog),
 		Timeout: 10 * time.Minute,
 	}
 	if env.BuildTimeoutSec != nil && *env.BuildTimeoutSec > 0 {
 		spec.Timeout = time.Duration(*env.BuildTimeoutSec * float64(time.Second))
 	}
-	img, err := s.eng.EnsureImage(ctx, spec)
+	img, err := s.Engine.EnsureImage(ctx, spec)
 	if errors.Is(err, sandbox.ErrImageMissing) && env.DockerImage == "" {
 		// The substitution rule holds for the verifier's Dockerfile too.
-		added, ferr := s.images.StandInForBuild(ctx, filepath.Join(spec.ContextDir, "Dockerfile"), t.Task.Dir)
+		added, ferr := s.Images.StandInForBuild(ctx, filepath.Join(spec.ContextDir, "Dockerfile"), t.Task.Dir)
 		if ferr != nil {
 			return "", fmt.Errorf("the separate verifier's image: %w", ferr)
 		}
 		if added {
-			spec.ImageMap = s.images.Map()
-			img, err = s.eng.EnsureImage(ctx, spec)
+			spec.ImageMap = s.Images.Map()
+			img, err = s.Engine.EnsureImage(ctx, spec)
 		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("the separate verifier's image: %w", err)
 	}
 	h.res.MappedImages = addMapped(h.res.MappedImages, img.Mapped)
-	s.touchImage(img.Ref)
+	s.touch(img.Ref)
 	return img.Ref, nil
 }
 
@@ -175,7 +175,7 @@ func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.
 		}
 		id := h.containerOf(hook.Service)
 		if id == "" {
-			h.s.progress.note(h.t, fmt.Sprintf("verifier.collect #%d: no service %q", i+1, hook.Service))
+			h.s.Report.Note(h.t, fmt.Sprintf("verifier.collect #%d: no service %q", i+1, hook.Service))
 			continue
 		}
 		timeout := 60 * time.Second
@@ -188,7 +188,7 @@ func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.
 			// A sidecar is any image: Harbor runs its commands with sh.
 			cmd = []string{"sh", "-c", hook.Command}
 		}
-		res, err := h.s.eng.Exec(ctx, id, sandbox.ExecSpec{
+		res, err := h.s.Engine.Exec(ctx, id, sandbox.ExecSpec{
 			Cmd: cmd, User: hook.User, StdoutPath: part, Timeout: timeout,
 		})
 		status := fmt.Sprintf("exit %d", res.ExitCode)
@@ -200,7 +200,7 @@ func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.
 		}
 		appendCollectLog(log, i+1, who, hook.Command, part, status)
 		if err != nil || res.TimedOut || res.ExitCode != 0 {
-			h.s.progress.note(h.t, fmt.Sprintf("verifier.collect #%d in %s: %s (see %s)", i+1, who, status, collectLog))
+			h.s.Report.Note(h.t, fmt.Sprintf("verifier.collect #%d in %s: %s (see %s)", i+1, who, status, collectLog))
 		}
 	}
 }
@@ -251,9 +251,9 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 		}
 	}
 	h.runCollect(ctx, step.dir, mainHooks, 0)
-	entries, err := harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, mainArts, dir, nil)
+	entries, err := harbor.CollectArtifacts(ctx, h.s.Engine, h.containerOf, mainArts, dir, nil)
 	if err != nil {
-		h.s.progress.note(h.t, err.Error())
+		h.s.Report.Note(h.t, err.Error())
 	}
 	if stopMain {
 		if err := h.stopMain(ctx); err != nil {
@@ -262,8 +262,8 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 	}
 	h.runCollect(ctx, step.dir, sideHooks, len(mainHooks))
 	if len(sideArts) > 0 {
-		if entries, err = harbor.CollectArtifacts(ctx, h.s.eng, h.containerOf, sideArts, dir, entries); err != nil {
-			h.s.progress.note(h.t, err.Error())
+		if entries, err = harbor.CollectArtifacts(ctx, h.s.Engine, h.containerOf, sideArts, dir, entries); err != nil {
+			h.s.Report.Note(h.t, err.Error())
 		}
 	}
 	for _, e := range entries {
@@ -272,7 +272,7 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 			if step.name != "" {
 				what = "step " + step.name + ": artifact"
 			}
-			h.s.progress.note(h.t, fmt.Sprintf("%s %s not collected: %s", what, e.Source, e.Error))
+			h.s.Report.Note(h.t, fmt.Sprintf("%s %s not collected: %s", what, e.Source, e.Error))
 		}
 	}
 	return entries, nil

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -71,14 +72,14 @@ func (h *harborTrial) settle(ctx context.Context) {
 	w := &results.StartWait{}
 	h.res.StartWait = w
 	err := func() error {
-		st, err := h.s.eng.State(ctx, h.container)
+		st, err := h.s.Engine.State(ctx, h.container)
 		if err != nil {
 			return err
 		}
 		if !st.Running || st.Pid <= 0 {
 			return fmt.Errorf("the task's container is not running")
 		}
-		inspector, err := h.s.inspector(ctx)
+		inspector, err := h.s.Inspector.container(ctx)
 		if err != nil {
 			return err
 		}
@@ -92,11 +93,11 @@ func (h *harborTrial) settle(ctx context.Context) {
 	w.WaitedMS = time.Since(start).Milliseconds()
 	if err != nil {
 		w.Note = "not waited for: " + err.Error()
-		h.s.progress.note(h.t, "the entrypoint's start: "+w.Note)
+		h.s.Report.Note(h.t, "the entrypoint's start: "+w.Note)
 		return
 	}
 	if !w.Settled {
-		h.s.progress.note(h.t, fmt.Sprintf("the entrypoint's processes were still busy after %s of CPU time or %s (%s); the agent starts anyway",
+		h.s.Report.Note(h.t, fmt.Sprintf("the entrypoint's processes were still busy after %s of CPU time or %s (%s); the agent starts anyway",
 			settleCPU, settleMost, strings.Join(w.StillBusy, ", ")))
 	}
 }
@@ -106,7 +107,7 @@ func parseSettle(out string, w *results.StartWait) error {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	first := strings.Fields(lines[0])
 	if len(first) != 2 || (first[0] != "settled" && first[0] != "unsettled") {
-		return fmt.Errorf("inspect.sh settle: unexpected output %q", lastLines(out, 3))
+		return fmt.Errorf("inspect.sh settle: unexpected output %q", text.LastLines(out, 3))
 	}
 	w.Settled = first[0] == "settled"
 	for _, l := range lines[1:] {
@@ -119,12 +120,12 @@ func parseSettle(out string, w *results.StartWait) error {
 	return nil
 }
 
-// mayRace reports whether a task's oracle may depend on its entrypoint's
+// MayRace reports whether a task's oracle may depend on its entrypoint's
 // background start, as far as the task's files tell (task verify runs its
 // oracle once without the wait): a Harbor task with no healthcheck whose
 // Dockerfile sets an ENTRYPOINT, whose compose file gives main one, or
 // that runs a prebuilt image (whose entrypoint only the engine knows).
-func mayRace(t *tasks.Task) bool {
+func MayRace(t *tasks.Task) bool {
 	if t.Native() {
 		return false
 	}

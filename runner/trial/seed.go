@@ -1,16 +1,15 @@
-package runner
+package trial
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -18,7 +17,7 @@ import (
 // with its base commits made (see seedBase): the first trial of an image
 // copies it out through a short-lived container, and every trial's work dir
 // is a host copy of that.
-type seeds struct {
+type Seeds struct {
 	dir string // where the copies live (under the run's .work)
 
 	mu     sync.Mutex
@@ -32,7 +31,7 @@ type seedCopy struct {
 	err  error
 }
 
-func newSeeds(dir string) *seeds { return &seeds{dir: dir, copies: map[string]*seedCopy{}} }
+func NewSeeds(dir string) *Seeds { return &Seeds{dir: dir, copies: map[string]*seedCopy{}} }
 
 // get returns the prepared host copy of dir in spec.Image (whose ID is
 // imageID), making it once.
@@ -40,7 +39,7 @@ func newSeeds(dir string) *seeds { return &seeds{dir: dir, copies: map[string]*s
 // ownRepo makes the seeded tree a git repository with a base commit (the
 // native model, whose work dir is this tree); without it the tree is left
 // as the image has it and only the shadow records it (Harbor's model).
-func (s *seeds) get(ctx context.Context, eng sandbox.Engine, spec sandbox.ContainerSpec, imageID, dir string, ownRepo bool) (*seedBase, error) {
+func (s *Seeds) get(ctx context.Context, eng sandbox.Engine, spec sandbox.ContainerSpec, imageID, dir string, ownRepo bool) (*seedBase, error) {
 	key := imageID + "\x00" + dir + "\x00" + strconv.FormatBool(ownRepo)
 	s.mu.Lock()
 	c, ok := s.copies[key]
@@ -49,9 +48,9 @@ func (s *seeds) get(ctx context.Context, eng sandbox.Engine, spec sandbox.Contai
 		s.copies[key] = c
 		s.mu.Unlock()
 		tree := filepath.Join(c.path, "tree")
-		c.err = resetDir(c.path)
+		c.err = files.ResetDir(c.path)
 		if c.err == nil {
-			c.err = resetDir(tree)
+			c.err = files.ResetDir(tree)
 		}
 		if c.err == nil {
 			c.err = seed(ctx, eng, spec, dir, tree)
@@ -102,76 +101,4 @@ func seed(ctx context.Context, eng sandbox.Engine, spec sandbox.ContainerSpec, d
 		return fmt.Errorf("copy %s out of the image: %w", dir, err)
 	}
 	return nil
-}
-
-// copyTree copies the directories, regular files and symbolic links (as
-// links, never followed) under src into dst (which exists), keeping
-// permission bits; directories get theirs last, so a read-only one can
-// still be filled.
-func copyTree(src, dst string) error {
-	type dirMode struct {
-		path string
-		mode fs.FileMode
-	}
-	var dirs []dirMode
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-			dirs = append(dirs, dirMode{target, info.Mode().Perm()})
-			return nil
-		case info.Mode().IsRegular():
-			return copyFile(p, target, info.Mode().Perm())
-		case info.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("copy the seeded work dir: %w", err)
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := os.Chmod(dirs[i].path, dirs[i].mode|0o700); err != nil {
-			return fmt.Errorf("copy the seeded work dir: %w", err)
-		}
-	}
-	return nil
-}
-
-func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode|0o200)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(dst, mode)
 }

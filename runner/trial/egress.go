@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -28,7 +29,7 @@ var egressScript string
 
 // egressDockerfile is the gateway's image: the offline base with
 // Debian's dnsmasq and nftables.
-const egressDockerfile = "FROM " + FallbackImage + "\n" +
+const egressDockerfile = "FROM " + images.Fallback + "\n" +
 	"RUN apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends dnsmasq nftables >/dev/null && rm -rf /var/lib/apt/lists/*\n"
 
 // egressBuildLog is the gateway image's build output, when it was built.
@@ -61,15 +62,15 @@ func (h *trialNet) startEgress(ctx context.Context, network string, aliases []st
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(egressDockerfile), 0o644); err != nil {
 		return err
 	}
-	img, err := s.eng.EnsureImage(ctx, sandbox.BuildSpec{
+	img, err := s.Engine.EnsureImage(ctx, sandbox.BuildSpec{
 		Name: "egress", ContextDir: dir, Timeout: 10 * time.Minute, LogPath: filepath.Join(h.trialAttempt.dir, egressBuildLog),
 	})
 	if err != nil {
 		return fmt.Errorf("the egress gateway's image: %w", err)
 	}
-	s.touchImage(img.Ref)
-	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
-		Image: img.Ref, Name: "egress-" + t.ID, RunID: s.runID, TrialID: t.ID, NetAdmin: true,
+	s.touch(img.Ref)
+	c, err := s.Engine.Start(ctx, sandbox.ContainerSpec{
+		Image: img.Ref, Name: "egress-" + t.ID, RunID: s.RunID, TrialID: t.ID, NetAdmin: true,
 		Network: routeOut,
 		Labels:  map[string]string{grader.LabelPhase: "egress"},
 		Service: &sandbox.ServiceSpec{NetworkName: network, Aliases: aliases, Cmd: []string{"sleep", "infinity"}},
@@ -92,10 +93,10 @@ func (h *trialNet) applyPolicy(ctx context.Context, p harbor.Policy) error {
 	}
 	log := filepath.Join(h.scratch, "egress.log")
 	cmd := append([]string{"sh", "-c", egressScript, "egress.sh", mode}, p.Hosts...)
-	res, err := h.s.eng.Exec(ctx, h.egress.id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: log, Timeout: time.Minute})
+	res, err := h.s.Engine.Exec(ctx, h.egress.id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: log, Timeout: time.Minute})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		out, _ := os.ReadFile(log)
-		err = fmt.Errorf("exit %d: %s", res.ExitCode, lastLines(string(out), 5))
+		err = fmt.Errorf("exit %d: %s", res.ExitCode, text.LastLines(string(out), 5))
 	}
 	if err != nil {
 		return fmt.Errorf("apply the %s network policy in the egress gateway: %w", p.Mode, err)
@@ -107,15 +108,6 @@ func (h *trialNet) applyPolicy(ctx context.Context, p harbor.Policy) error {
 // samePolicy reports whether two policies allow the same.
 func samePolicy(a, b harbor.Policy) bool {
 	return a.Mode == b.Mode && slices.Equal(a.Hosts, b.Hosts)
-}
-
-// lastLines is the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // gateway starts the trial's egress gateway when a phase is an allowlist,
@@ -132,16 +124,16 @@ func (h *trialNet) gateway(ctx context.Context, service *sandbox.ServiceSpec) (s
 		network, aliases, routeOut = service.NetworkName, service.Aliases, h.compose.internal
 		service.NetworkName = ""
 	} else {
-		name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID})
+		name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: t.ID})
 		if err != nil {
 			return "", fmt.Errorf("the egress gateway's network: %w", err)
 		}
 		network = name
 		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
-			if s.cfg.Keep {
+			if s.Keep {
 				return nil
 			}
-			return s.eng.RemoveNetwork(cctx, name)
+			return s.Engine.RemoveNetwork(cctx, name)
 		})
 	}
 	if err := h.startEgress(ctx, network, aliases, routeOut); err != nil {

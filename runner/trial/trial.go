@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
-	"github.com/flightdeck/flightdeck/internal/atomicfile"
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
@@ -35,7 +35,7 @@ var errInterrupted = errors.New("interrupted")
 
 // trialAttempt is one try of a trial.
 type trialAttempt struct {
-	s         *runState
+	s         *Env
 	t         *suite.Trial
 	dir       string // the trial's directory
 	scratch   string // runner-only files; removed afterwards unless --keep
@@ -46,15 +46,16 @@ type trialAttempt struct {
 	cleanups []func(context.Context) error
 }
 
-// attempt runs one try of a trial and returns its result. err is non-nil
+// Attempt runs one try of a trial and returns its result. err is non-nil
 // only when the run was interrupted (the result is then nil).
-func (s *runState) attempt(ctx context.Context, t *suite.Trial, try int) (*results.Result, error) {
-	a := &trialAttempt{s: s, t: t, dir: filepath.Join(s.dir, t.ID), scratch: filepath.Join(s.dir, workDirName, t.ID)}
-	a.res = s.newResult(t)
+func (s *Env) Attempt(ctx context.Context, t *suite.Trial, try int) (*results.Result, error) {
+	a := &trialAttempt{s: s, t: t}
+	a.dir, a.scratch = s.trialDirs(t)
+	a.res = NewResult(s.RunID, t)
 	a.res.Tries = try
 	defer a.cleanup(ctx)
 	for _, d := range []string{a.dir, a.scratch} {
-		if err := resetDir(d); err != nil {
+		if err := files.ResetDir(d); err != nil {
 			return a.infra(err), nil
 		}
 	}
@@ -74,7 +75,7 @@ func (s *runState) attempt(ctx context.Context, t *suite.Trial, try int) (*resul
 func (a *trialAttempt) cleanup(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if hurry := a.s.r.Hurry; hurry != nil {
+	if hurry := a.s.Hurry; hurry != nil {
 		// Asked again to stop: the run's removal by label takes over.
 		stop := context.AfterFunc(ctx, func() {
 			select {
@@ -87,12 +88,12 @@ func (a *trialAttempt) cleanup(ctx context.Context) {
 	}
 	for i := len(a.cleanups) - 1; i >= 0; i-- {
 		if err := a.cleanups[i](cctx); err != nil {
-			a.s.progress.note(a.t, "cleanup: "+err.Error())
+			a.s.Report.Note(a.t, "cleanup: "+err.Error())
 		}
 	}
-	if !a.s.cfg.Keep {
+	if !a.s.Keep {
 		if err := os.RemoveAll(a.scratch); err != nil {
-			a.s.progress.note(a.t, "cleanup: "+err.Error())
+			a.s.Report.Note(a.t, "cleanup: "+err.Error())
 		}
 	}
 }
@@ -104,16 +105,16 @@ func (a *trialAttempt) cleanup(ctx context.Context) {
 func (a *trialAttempt) removeContainer(id, dir string, handBack func() bool) func(context.Context) error {
 	s := a.s
 	return func(cctx context.Context) error {
-		if s.cfg.Keep {
+		if s.Keep {
 			return nil
 		}
 		var errs []error
-		if dir != "" && s.r.Owner.UID != 0 && handBack() {
-			if err := s.eng.HandBack(cctx, id, dir, s.r.Owner); err != nil {
+		if dir != "" && s.Owner.UID != 0 && handBack() {
+			if err := s.Engine.HandBack(cctx, id, dir, s.Owner); err != nil {
 				errs = append(errs, fmt.Errorf("hand back %s: %w", dir, err))
 			}
 		}
-		if err := s.eng.Remove(cctx, id); err != nil {
+		if err := s.Engine.Remove(cctx, id); err != nil {
 			errs = append(errs, err)
 		}
 		return errors.Join(errs...)
@@ -139,7 +140,7 @@ func (a *trialAttempt) taskError(err error) *results.Result {
 
 // phase runs one timed phase.
 func (a *trialAttempt) phase(name string, f func() error) error {
-	a.s.progress.phase(a.t, name)
+	a.s.Report.Phase(a.t, name)
 	p := results.Phase{Name: name, Start: time.Now().UTC()}
 	err := f()
 	p.End = time.Now().UTC()
@@ -155,7 +156,7 @@ func (a *trialAttempt) phase(name string, f func() error) error {
 // recorded in its place in the order. The returned wait gives f's error
 // once it is done, and must be called before the result is written.
 func (a *trialAttempt) asyncPhase(name string, f func() error) (wait func() error) {
-	a.s.progress.phase(a.t, name)
+	a.s.Report.Phase(a.t, name)
 	i := len(a.res.Phases)
 	a.res.Phases = append(a.res.Phases, results.Phase{Name: name, Start: time.Now().UTC()})
 	done := make(chan error, 1)
@@ -207,7 +208,7 @@ func (a *trialAttempt) run(ctx context.Context) error {
 		return err
 	}
 	base := sandbox.ContainerSpec{
-		Image: img.Ref, RunID: s.runID, TrialID: t.ID, Workdir: dir, Env: env,
+		Image: img.Ref, RunID: s.RunID, TrialID: t.ID, Workdir: dir, Env: env,
 		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem,
 		Labels: map[string]string{grader.LabelPhase: "agent"},
 	}
@@ -235,18 +236,18 @@ func (a *trialAttempt) imagePhase(ctx context.Context) (img sandbox.Image, info 
 		for try := 0; ; try++ {
 			var buildLog string
 			var err error
-			img, buildLog, err = s.images.Get(ctx, t.Task)
+			img, buildLog, err = s.Images.Get(ctx, t.Task)
 			if buildLog != "" {
-				linkOrCopy(buildLog, filepath.Join(a.dir, results.BuildLog))
+				files.LinkOrCopy(buildLog, filepath.Join(a.dir, results.BuildLog))
 			}
 			if err != nil {
 				return err
 			}
 			a.res.Image, a.res.ImageID, a.res.MappedImages = img.Ref, img.ID, img.Mapped
-			info, err = s.eng.InspectImage(ctx, img.Ref)
+			info, err = s.Engine.InspectImage(ctx, img.Ref)
 			if try == 0 && errors.Is(err, sandbox.ErrNoSuchImage) {
-				s.progress.note(t, fmt.Sprintf("image %s is gone from the engine; getting it again", img.Ref))
-				s.images.Forget(t.Task, img.Ref)
+				s.Report.Note(t, fmt.Sprintf("image %s is gone from the engine; getting it again", img.Ref))
+				s.Images.Forget(t.Task, img.Ref)
 				continue
 			}
 			return err
@@ -269,7 +270,7 @@ func (a *trialAttempt) workdirPhase(ctx context.Context, base sandbox.ContainerS
 		}
 		seedSpec := base
 		seedSpec.Labels = map[string]string{grader.LabelPhase: "seed"}
-		seed, err := a.s.seeds.get(ctx, a.s.eng, seedSpec, info.ID, base.Workdir, true)
+		seed, err := a.s.Seeds.get(ctx, a.s.Engine, seedSpec, info.ID, base.Workdir, true)
 		if err != nil {
 			return err
 		}
@@ -321,9 +322,9 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 	s, t := a.s, a.t
 	task := t.Task
 	ap := &agent.Session{
-		Engine: s.eng, Trial: t, Workdir: base.Workdir, User: task.Config.Agent.User,
-		LogPath: filepath.Join(a.dir, results.AgentLog), Scratch: a.scratch, Owner: s.r.Owner,
-		Mask: s.redact.Writer,
+		Engine: s.Engine, Trial: t, Workdir: base.Workdir, User: task.Config.Agent.User,
+		LogPath: filepath.Join(a.dir, results.AgentLog), Scratch: a.scratch, Owner: s.Owner,
+		Mask: s.Mask,
 	}
 	if wd != nil {
 		ap.Host = wd.Host
@@ -331,7 +332,7 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 			ap.WorkdirUser = u // the agent's user must be able to write the bind-mounted work dir
 		}
 	}
-	ap.Timeout, _, _ = harbor.Timeouts(task.Config, s.cfg.TimeoutMultiplier)
+	ap.Timeout, _, _ = harbor.Timeouts(task.Config, s.Multiplier)
 	if ap.Timeout > 0 {
 		a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
 	}
@@ -349,7 +350,7 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 		}
 		if service != nil {
 			n.service = service
-			a.s.progress.phase(t, PhaseAgent)
+			a.s.Report.Phase(t, PhaseAgent)
 			// The task's env over the compose file's, as in Harbor's model.
 			base.Env = append(env, base.Env...)
 			base.Mounts = append(base.Mounts, binds...)
@@ -373,7 +374,7 @@ func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpe
 	a.res.AgentPhase.Steps = res.Steps
 	a.res.AgentPhase.OOMKilled = oomKilled
 	if err == nil && res.TimedOut {
-		a.s.progress.note(t, "agent timed out; grading what it left")
+		a.s.Report.Note(t, "agent timed out; grading what it left")
 	}
 	return res, ap.Container, err
 }
@@ -404,7 +405,7 @@ func (a *trialAttempt) startAgentContainer(ctx context.Context, base sandbox.Con
 		}
 		spec.Mounts = append(spec.Mounts, m)
 	}
-	c, err := s.eng.Start(ctx, spec)
+	c, err := s.Engine.Start(ctx, spec)
 	if c.ID != "" {
 		ap.Container = c.ID
 		a.cleanups = append(a.cleanups, a.removeContainer(c.ID, base.Workdir, func() bool { return ap.Dirty }))
@@ -413,14 +414,14 @@ func (a *trialAttempt) startAgentContainer(ctx context.Context, base sandbox.Con
 		return fmt.Errorf("start the agent's container: %w", err)
 	}
 	if hc := task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
-		s.progress.phase(t, "healthcheck")
-		if err := harbor.PollHealthcheck(ctx, s.eng, harbor.HealthcheckRun{
+		s.Report.Phase(t, "healthcheck")
+		if err := harbor.PollHealthcheck(ctx, s.Engine, harbor.HealthcheckRun{
 			Container: c.ID, Check: hc, User: harbor.RootIfEmpty(a.imageUser), Workdir: base.Workdir,
 			LogPath: filepath.Join(a.dir, harbor.HealthcheckLog), Scratch: a.scratch,
 		}); err != nil {
 			return err
 		}
-		s.progress.phase(t, PhaseAgent)
+		s.Report.Phase(t, PhaseAgent)
 	}
 	return nil
 }
@@ -435,14 +436,14 @@ func (a *trialAttempt) endAgentPhase(ctx context.Context, ap *agent.Session) (oo
 		a.recordMemory(ctx, ap.Container)
 		// One left running could change the work dir after the evidence is
 		// taken, or while it is graded.
-		if err := s.eng.Stop(ctx, ap.Container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
+		if err := s.Engine.Stop(ctx, ap.Container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
 			return false, fmt.Errorf("stop the agent's container: %w", err)
 		}
-		if st, err := s.eng.State(ctx, ap.Container); err == nil {
+		if st, err := s.Engine.State(ctx, ap.Container); err == nil {
 			oomKilled = st.OOMKilled
 		}
 	}
-	if s.r.Owner.UID == 0 {
+	if s.Owner.UID == 0 {
 		// Nothing is handed back to root, and handing back is what clears
 		// setuid and setgid bits; clear them on the host instead.
 		for _, dir := range []string{ap.Host, ap.OutputDir} {
@@ -457,9 +458,9 @@ func (a *trialAttempt) endAgentPhase(ctx context.Context, ap *agent.Session) (oo
 	if err := ap.HandBack(ctx); err != nil {
 		return oomKilled, err
 	}
-	if ap.OutputDir != "" && s.r.Owner.UID != 0 && ap.Container != "" {
-		if err := s.eng.HandBack(ctx, ap.Container, harbor.AgentLogs, s.r.Owner); err != nil {
-			s.progress.note(a.t, "hand back the agent's logs: "+err.Error())
+	if ap.OutputDir != "" && s.Owner.UID != 0 && ap.Container != "" {
+		if err := s.Engine.HandBack(ctx, ap.Container, harbor.AgentLogs, s.Owner); err != nil {
+			s.Report.Note(a.t, "hand back the agent's logs: "+err.Error())
 		}
 	}
 	return oomKilled, nil
@@ -472,7 +473,7 @@ func (a *trialAttempt) recordMemory(ctx context.Context, container string) {
 	if !a.t.Variant.Memory {
 		return
 	}
-	if peak, err := a.s.eng.PeakMemory(ctx, container); err == nil {
+	if peak, err := a.s.Engine.PeakMemory(ctx, container); err == nil {
 		a.res.AgentPhase.PeakMemory = peak
 	}
 	a.res.AgentPhase.MemoryLimit, _ = a.t.Task.MemoryBytes()
@@ -524,22 +525,22 @@ func (a *trialAttempt) evidence(ctx context.Context, wd *WorkDir, ag agent.Resul
 func (a *trialAttempt) grade(ctx context.Context, img sandbox.Image, wd *WorkDir, dir, agentID string, n *trialNet) (grader.Grade, error) {
 	s, t := a.s, a.t
 	mem, _ := t.Task.MemoryBytes()
-	_, verifier, _ := harbor.Timeouts(t.Task.Config, s.cfg.TimeoutMultiplier)
+	_, verifier, _ := harbor.Timeouts(t.Task.Config, s.Multiplier)
 	req := grader.Request{
 		Task: t.Task, Image: img.Ref, ContainerWorkDir: dir, TrialDir: a.dir,
-		RunID: s.runID, TrialID: t.ID,
+		RunID: s.RunID, TrialID: t.ID,
 		Timeout:  verifier,
 		User:     t.Task.Config.Verifier.User,
-		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.r.Owner,
+		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner,
 		Service: n.nativeGraderService(),
-		Mask:    s.redact.Writer,
+		Mask:    s.Mask,
 	}
 	if wd != nil {
 		req.WorkDir = wd.Host
 		req.WorkDirUser = harbor.AgentUser(t.Task, sandbox.ImageInfo{User: a.imageUser})
 	}
 	a.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
-	return grader.Run(ctx, s.eng, req)
+	return grader.Run(ctx, s.Engine, req)
 }
 
 // finish fills in the outcome, the reward and the spec verdicts.
@@ -595,28 +596,4 @@ func (a *trialAttempt) graderCommand() string {
 		return g.Command
 	}
 	return ""
-}
-
-// resetDir makes dir exist and be empty.
-func resetDir(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("clear %s: %w", dir, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("make %s: %w", dir, err)
-	}
-	return nil
-}
-
-// linkOrCopy puts src at dst, as a hard link when it can.
-func linkOrCopy(src, dst string) error {
-	os.Remove(dst)
-	if err := os.Link(src, dst); err == nil {
-		return nil
-	}
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(dst, data)
 }

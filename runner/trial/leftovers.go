@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -55,7 +56,7 @@ const ownMargin = 250 * time.Millisecond
 // ownCutoff is, on the engine's clock, when the container's own processes
 // (h.before) had all started.
 func (h *harborTrial) ownCutoff() time.Time {
-	return h.beforeAt.Add(h.s.clockOffset + ownMargin)
+	return h.beforeAt.Add(h.s.ClockOffset + ownMargin)
 }
 
 //go:embed leftovers.py
@@ -89,14 +90,14 @@ type guardReply struct {
 func (g *leftoverGuard) Hold(ctx context.Context) error {
 	h := g.h
 	s := h.s
-	st, err := s.eng.State(ctx, h.container)
+	st, err := s.Engine.State(ctx, h.container)
 	if err != nil {
 		return err
 	}
 	if !st.Running || st.Pid <= 0 {
 		return fmt.Errorf("the task's container is not running")
 	}
-	if g.inspector, err = s.inspector(ctx); err != nil {
+	if g.inspector, err = s.Inspector.container(ctx); err != nil {
 		return err
 	}
 	g.dir = "/tmp/flightdeck-leftovers/" + h.t.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -157,11 +158,11 @@ func (g *leftoverGuard) run(ctx context.Context, args ...string) (*guardReply, e
 	outPath := filepath.Join(h.scratch, "leftovers.out")
 	errPath := filepath.Join(h.scratch, "leftovers.err")
 	cmd := append([]string{"python3", "-I", "-c", leftoversScript}, args...)
-	res, err := h.s.eng.Exec(ctx, g.inspector, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
+	res, err := h.s.Engine.Exec(ctx, g.inspector, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
 		MaxOutput: 1 << 20, Timeout: inspectTimeout})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		msg, _ := os.ReadFile(errPath)
-		err = fmt.Errorf("leftovers.py %s: exit %d: %s", args[0], res.ExitCode, lastLines(string(msg), 3))
+		err = fmt.Errorf("leftovers.py %s: exit %d: %s", args[0], res.ExitCode, text.LastLines(string(msg), 3))
 	}
 	if err != nil {
 		return nil, err
@@ -172,7 +173,7 @@ func (g *leftoverGuard) run(ctx context.Context, args ...string) (*guardReply, e
 	}
 	var reply guardReply
 	if err := json.Unmarshal(out, &reply); err != nil {
-		return nil, fmt.Errorf("leftovers.py %s: %w: %q", args[0], err, lastLines(string(out), 3))
+		return nil, fmt.Errorf("leftovers.py %s: %w: %q", args[0], err, text.LastLines(string(out), 3))
 	}
 	return &reply, nil
 }

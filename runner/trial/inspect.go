@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"bytes"
@@ -13,10 +13,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/tamper"
@@ -59,7 +62,7 @@ func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
 	if _, separate := h.t.Task.StepSeparateVerifier(step); separate && step != "" {
 		return // the step's own image grades it
 	}
-	if st, err := h.s.eng.State(ctx, h.container); err != nil || !st.Running {
+	if st, err := h.s.Engine.State(ctx, h.container); err != nil || !st.Running {
 		h.checked(step, nil, "the task's container stopped during the agent's phase")
 		return
 	}
@@ -100,14 +103,14 @@ func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) er
 	if !ag.TimedOut || !inspected(h.t, false) {
 		return nil
 	}
-	st, err := h.s.eng.State(ctx, h.container)
+	st, err := h.s.Engine.State(ctx, h.container)
 	if err != nil || st.Running || st.Missing {
 		return err
 	}
-	changed, err := h.s.eng.ChangedPaths(ctx, h.container)
+	changed, err := h.s.Engine.ChangedPaths(ctx, h.container)
 	if err != nil {
 		// Not checked (the container stays stopped), never the trial's failure.
-		h.s.progress.note(h.t, "tamper check: list the stopped container's changes: "+err.Error())
+		h.s.Report.Note(h.t, "tamper check: list the stopped container's changes: "+err.Error())
 		return nil
 	}
 	h.stoppedChanges = make(map[string]bool, len(changed))
@@ -124,7 +127,7 @@ func (h *harborTrial) inspect(ctx context.Context, step string, since time.Time)
 	findings, installed, err := h.tamperFindings(ctx, since)
 	if err != nil {
 		h.checked(step, nil, err.Error())
-		h.s.progress.note(h.t, "tamper check: not checked: "+err.Error())
+		h.s.Report.Note(h.t, "tamper check: not checked: "+err.Error())
 		return
 	}
 	if step != "" {
@@ -164,26 +167,26 @@ func (h *harborTrial) checked(step string, installed []string, notChecked string
 func (h *harborTrial) addTamper(findings ...tamper.Finding) {
 	for _, f := range findings {
 		h.res.Tamper = append(h.res.Tamper, f)
-		h.s.progress.note(h.t, fmt.Sprintf("tamper: %s %s: %s", f.Kind, f.Path, f.Evidence))
+		h.s.Report.Note(h.t, fmt.Sprintf("tamper: %s %s: %s", f.Kind, f.Path, f.Evidence))
 	}
 }
 
 func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]tamper.Finding, []string, error) {
 	s, t := h.s, h.t
-	target, err := s.eng.State(ctx, h.container)
+	target, err := s.Engine.State(ctx, h.container)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !target.Running || target.Pid <= 0 {
 		return nil, nil, errors.New("the task's container is not running")
 	}
-	inspector, err := s.inspector(ctx)
+	inspector, err := s.Inspector.container(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	c := sandbox.Container{ID: inspector}
 	pid := strconv.Itoa(target.Pid)
-	engineSince := since.Add(s.clockOffset)
+	engineSince := since.Add(s.ClockOffset)
 	stamp := strconv.FormatFloat(float64(engineSince.UnixNano())/1e9, 'f', 3, 64)
 	sc := tamper.Scope{WorkDir: h.dir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
 		Oracle: t.Variant.Agent == suite.AgentOracle}
@@ -217,7 +220,7 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	}
 	// What was read is the trial's container only if its main process is
 	// the one it was when the inspector began.
-	if after, err := s.eng.State(ctx, h.container); err != nil || !after.Running || after.Pid != target.Pid {
+	if after, err := s.Engine.State(ctx, h.container); err != nil || !after.Running || after.Pid != target.Pid {
 		return nil, nil, errors.New("the task's container stopped while it was read")
 	}
 	h.leftovers = procs.leftovers(target.Pid, h.before, h.ownCutoff())
@@ -237,7 +240,7 @@ func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, p
 		return findings, nil
 	}
 	s, t := h.s, h.t
-	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{Image: h.img.Ref, Name: "image-" + t.ID, RunID: s.runID, TrialID: t.ID,
+	c, err := s.Engine.Start(ctx, sandbox.ContainerSpec{Image: h.img.Ref, Name: "image-" + t.ID, RunID: s.RunID, TrialID: t.ID,
 		CreateOnly: true, Labels: map[string]string{grader.LabelPhase: "inspect"}})
 	if c.ID != "" {
 		defer h.removeContainer(c.ID, "", func() bool { return false })(ctx)
@@ -246,7 +249,7 @@ func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, p
 		return nil, fmt.Errorf("read the task's image: %w", err)
 	}
 	exists := func(id, p string) (bool, error) {
-		_, err := s.eng.StatPath(ctx, id, p)
+		_, err := s.Engine.StatPath(ctx, id, p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
@@ -291,11 +294,11 @@ func (h *harborTrial) runInspector(ctx context.Context, id string, args ...strin
 	errPath := filepath.Join(h.scratch, "inspect.err")
 	cmd := append([]string{"bash", "-c", inspectScript, "inspect.sh"}, args...)
 	mode := args[1]
-	res, err := h.s.eng.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
+	res, err := h.s.Engine.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
 		MaxOutput: 64 << 20, Timeout: inspectTimeout})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		msg, _ := os.ReadFile(errPath)
-		err = fmt.Errorf("inspect.sh %s: exit %d: %s", mode, res.ExitCode, lastLines(string(msg), 3))
+		err = fmt.Errorf("inspect.sh %s: exit %d: %s", mode, res.ExitCode, text.LastLines(string(msg), 3))
 	}
 	if err != nil {
 		return nil, err
@@ -401,62 +404,79 @@ func imagePath(env []string) string {
 	return ""
 }
 
-// inspector is the run's tamper inspector: one container of the offline
+// Inspector is the run's tamper inspector: one container of the offline
 // base image in the engine host's PID namespace, started at its first use
 // (again if it stopped) and removed with the run; each inspection is a
 // few execs in it, which costs a trial far less than a container of its
 // own.
-func (s *runState) inspector(ctx context.Context) (string, error) {
-	s.inspectorMu.Lock()
-	defer s.inspectorMu.Unlock()
-	if s.inspectorID != "" {
-		if st, err := s.eng.State(ctx, s.inspectorID); err == nil && st.Running {
-			return s.inspectorID, nil
+type Inspector struct {
+	eng   sandbox.Engine
+	runID string
+	mu    sync.Mutex
+	id    string
+	early sync.WaitGroup // its start ahead of the first trial
+}
+
+// NewInspector makes the run's inspector; nothing starts until it is used.
+func NewInspector(eng sandbox.Engine, runID string) *Inspector {
+	return &Inspector{eng: eng, runID: runID}
+}
+
+// container returns the running inspector's id, starting it if need be.
+func (in *Inspector) container(ctx context.Context) (string, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.id != "" {
+		if st, err := in.eng.State(ctx, in.id); err == nil && st.Running {
+			return in.id, nil
 		}
-		s.removeInspectorLocked(ctx)
+		in.removeLocked(ctx)
 	}
-	c, err := s.eng.Start(ctx, sandbox.ContainerSpec{
-		Image: FallbackImage, Name: "inspect-" + s.runID, RunID: s.runID,
+	c, err := in.eng.Start(ctx, sandbox.ContainerSpec{
+		Image: images.Fallback, Name: "inspect-" + in.runID, RunID: in.runID,
 		HostPID: true, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
 	})
 	if err != nil {
 		if c.ID != "" {
-			s.eng.Remove(context.WithoutCancel(ctx), c.ID)
+			in.eng.Remove(context.WithoutCancel(ctx), c.ID)
 		}
 		return "", fmt.Errorf("start the inspector: %w", err)
 	}
-	s.inspectorID = c.ID
+	in.id = c.ID
 	return c.ID, nil
 }
 
-// removeInspector removes the run's inspector, if it has one.
-func (s *runState) removeInspector(ctx context.Context) {
-	s.inspectorMu.Lock()
-	defer s.inspectorMu.Unlock()
-	s.removeInspectorLocked(ctx)
+// Remove waits for an early start and removes the inspector, if it was
+// started.
+func (in *Inspector) Remove(ctx context.Context) error {
+	in.early.Wait()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.removeLocked(ctx)
 }
 
-func (s *runState) removeInspectorLocked(ctx context.Context) {
-	if s.inspectorID == "" {
-		return
+func (in *Inspector) removeLocked(ctx context.Context) error {
+	if in.id == "" {
+		return nil
 	}
-	if err := s.eng.Remove(ctx, s.inspectorID); err != nil {
-		s.progress.line("cleanup: remove the tamper inspector: " + err.Error())
+	id := in.id
+	in.id = ""
+	if err := in.eng.Remove(ctx, id); err != nil {
+		return fmt.Errorf("remove the tamper inspector: %w", err)
 	}
-	s.inspectorID = ""
+	return nil
 }
 
-// startInspectorEarly starts the run's inspector in the background when a
-// trial todo will be inspected, so that the first inspection finds it
-// running: a one-trial run would otherwise wait for its start after the
-// agent.
-func (s *runState) startInspectorEarly(ctx context.Context, todo []*suite.Trial) {
+// StartEarly starts the inspector in the background when a trial todo
+// will be inspected, so that the first inspection finds it running: a
+// one-trial run would otherwise wait for its start after the agent.
+func (in *Inspector) StartEarly(ctx context.Context, todo []*suite.Trial) {
 	for _, t := range todo {
 		if t.Harbor() && inspected(t, false) {
-			s.inspectorEarly.Add(1)
+			in.early.Add(1)
 			go func() {
-				defer s.inspectorEarly.Done()
-				s.inspector(ctx) // an error is met again, and said, by the inspection
+				defer in.early.Done()
+				in.container(ctx) // an error is met again, and said, by the inspection
 			}()
 			return
 		}

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"os"
@@ -39,7 +39,7 @@ func TestParseSettle(t *testing.T) {
 	}
 }
 
-// mayRace reads the task's files: a Harbor task with no healthcheck whose
+// MayRace reads the task's files: a Harbor task with no healthcheck whose
 // Dockerfile sets an ENTRYPOINT, or that runs a prebuilt image.
 func TestMayRace(t *testing.T) {
 	harbor := "schema_version = \"1.4\"\n[task]\nname = \"t/x\"\n[environment]\n"
@@ -71,7 +71,7 @@ func TestMayRace(t *testing.T) {
 			}
 			task, err := tasks.Load(dir, tasks.LoadOptions{Local: true})
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, mayRace(task))
+			assert.Equal(t, tc.want, MayRace(task))
 		})
 	}
 }

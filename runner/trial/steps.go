@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -37,7 +37,7 @@ const StepsDir = "steps"
 // timeouts, users and verifier env, the task's where the step sets none.
 func (h *harborTrial) planSteps() ([]*stepRun, error) {
 	task := h.t.Task
-	mult := h.s.cfg.TimeoutMultiplier
+	mult := h.s.Multiplier
 	var out []*stepRun
 	for _, sc := range task.Config.Steps {
 		instruction, err := task.StepInstruction(sc.Name)
@@ -76,7 +76,7 @@ func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed 
 		return err
 	}
 	if t.Variant.Grading == suite.GradingSnapshot {
-		s.progress.note(t, "a multi-step task is graded live: a snapshot grade removes the container its next step needs")
+		s.Report.Note(t, "a multi-step task is graded live: a snapshot grade removes the container its next step needs")
 	}
 	h.firstStep = steps[0]
 	var (
@@ -112,7 +112,7 @@ func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed 
 				Detail: fmt.Sprintf("step %s was not graded: %s", st.name, st.setupFailed)}}
 			sr.Error = st.setupFailed
 			a.res.Steps = append(a.res.Steps, sr)
-			s.progress.note(t, fmt.Sprintf("step %s: %s; no later step runs", st.name, st.setupFailed))
+			s.Report.Note(t, fmt.Sprintf("step %s: %s; no later step runs", st.name, st.setupFailed))
 			break
 		}
 		a.phase(PhaseEvidence, func() error {
@@ -142,11 +142,11 @@ func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed 
 		} else if g.RewardErr != nil {
 			sr.RewardError = results.RewardProblemOf(g.RewardErr)
 		}
-		s.progress.note(t, fmt.Sprintf("step %s: reward %s", st.name, stepRewardText(sr.Reward)))
+		s.Report.Note(t, fmt.Sprintf("step %s: reward %s", st.name, stepRewardText(sr.Reward)))
 		if why := belowMinReward(g.Reward, st.minRewards); why != "" {
 			sr.Error = why + "; no later step runs"
 			a.res.Steps = append(a.res.Steps, sr)
-			s.progress.note(t, fmt.Sprintf("step %s: %s", st.name, sr.Error))
+			s.Report.Note(t, fmt.Sprintf("step %s: %s", st.name, sr.Error))
 			break
 		}
 		a.res.Steps = append(a.res.Steps, sr)
@@ -276,7 +276,7 @@ func (h *harborTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
 	if hc == nil {
 		return ""
 	}
-	err := harbor.PollHealthcheck(ctx, h.s.eng, harbor.HealthcheckRun{
+	err := harbor.PollHealthcheck(ctx, h.s.Engine, harbor.HealthcheckRun{
 		Container: h.container, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.dir,
 		LogPath: filepath.Join(st.dir, harbor.HealthcheckLog), Scratch: h.scratch,
 	})
@@ -293,13 +293,13 @@ func (h *harborTrial) stepSetup(ctx context.Context, st *stepRun) (failed string
 	if !dirExists(src) {
 		return "", nil
 	}
-	if err := h.s.eng.CopyIn(ctx, h.container, src, h.dir, sandbox.Owner{}); err != nil {
+	if err := h.s.Engine.CopyIn(ctx, h.container, src, h.dir, sandbox.Owner{}); err != nil {
 		return "", fmt.Errorf("copy step %s's workdir/ into %s: %w", st.name, h.dir, err)
 	}
 	if _, err := os.Stat(filepath.Join(src, "setup.sh")); err != nil {
 		return "", nil
 	}
-	res, err := h.s.eng.Exec(ctx, h.container, sandbox.ExecSpec{
+	res, err := h.s.Engine.Exec(ctx, h.container, sandbox.ExecSpec{
 		Cmd: []string{"bash", h.dir + "/setup.sh"}, User: st.agentUser, Workdir: h.dir,
 		StdoutPath: filepath.Join(st.dir, "setup.log"), Timeout: st.agentTimeout,
 	})

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -209,25 +209,6 @@ func TestWriteEvidence(t *testing.T) {
 	assert.Equal(t, "patch", readFile(t, filepath.Join(dir, results.DiffPatch)))
 }
 
-func TestCopyTree(t *testing.T) {
-	src, dst := t.TempDir(), t.TempDir()
-	writeTestFile(t, filepath.Join(src, "a/b/run.sh"), "#!/bin/sh\n")
-	require.NoError(t, os.Chmod(filepath.Join(src, "a/b/run.sh"), 0o755))
-	writeTestFile(t, filepath.Join(src, "ro/file"), "x")
-	require.NoError(t, os.Chmod(filepath.Join(src, "ro"), 0o555))
-	t.Cleanup(func() { os.Chmod(filepath.Join(src, "ro"), 0o755) })
-	require.NoError(t, os.Symlink("/usr/bin/python3", filepath.Join(src, "a/python")))
-	var fi os.FileInfo
-	require.NoError(t, copyTree(src, dst))
-	link, err := os.Readlink(filepath.Join(dst, "a/python"))
-	require.NoError(t, err)
-	assert.Equal(t, "/usr/bin/python3", link, "links are copied as links")
-	fi, err = os.Stat(filepath.Join(dst, "a/b/run.sh"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm())
-	assert.Equal(t, "x", readFile(t, filepath.Join(dst, "ro/file")))
-}
-
 func TestDiffFileLine(t *testing.T) {
 	tests := map[string]string{
 		"calc/__init__.py":   "calc/__init__.py",
@@ -255,4 +236,11 @@ func TestCappedBuffer(t *testing.T) {
 	}
 	assert.Equal(t, "abcde", c.buf.String())
 	assert.Equal(t, int64(5), c.dropped)
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
 }

@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"fmt"
@@ -53,14 +53,20 @@ func newTrialNet(a *trialAttempt, native bool) (*trialNet, error) {
 	if task.ComposePath() == "" {
 		return n, nil
 	}
+	if n.composeFile, err = LoadCompose(task); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// LoadCompose loads a multi-container task's compose file, its variables
+// from the task's [environment].env.
+func LoadCompose(task *tasks.Task) (*tasks.Compose, error) {
 	env, err := harbor.TaskEnv(task, "[environment].env", task.Config.Environment.Env, hostenv.Lookup)
 	if err != nil {
 		return nil, err
 	}
-	if n.composeFile, err = task.LoadCompose(envVars(env)); err != nil {
-		return nil, err
-	}
-	return n, nil
+	return task.LoadCompose(envVars(env))
 }
 
 // nativeService is main's place among a native trial's services (nil

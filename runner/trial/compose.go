@@ -1,4 +1,4 @@
-package runner
+package trial
 
 import (
 	"context"
@@ -25,8 +25,8 @@ import (
 // carries flightdeck's labels and is removed when the trial ends, main
 // first, the network last (cleanups run last first).
 
-// servicesDir holds each service's own output, kept when the trial ends.
-const servicesDir = "services"
+// ServicesDir holds each service's own output, kept when the trial ends.
+const ServicesDir = "services"
 
 // composeTrial is what a trial's services left for main.
 type composeTrial struct {
@@ -44,7 +44,7 @@ func (h *trialNet) startServices(ctx context.Context) (*sandbox.ServiceSpec, []s
 	if c == nil {
 		return nil, nil, nil, nil
 	}
-	h.s.progress.phase(h.t, "services")
+	h.s.Report.Phase(h.t, "services")
 	ct := &composeTrial{volumes: map[string]string{}, containers: map[string]string{}, started: map[string]time.Time{}}
 	h.compose = ct
 	if err := h.composeObjects(ctx, c, ct); err != nil {
@@ -98,28 +98,28 @@ func (h *trialNet) composeObjects(ctx context.Context, c *tasks.Compose, ct *com
 	// a network gets the engine's default network besides (the gateway
 	// too).
 	internal := h.native || (!(h.agentNet && h.graderNet) && !h.egressNeeded())
-	name, err := s.eng.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.runID, TrialID: t.ID, Internal: internal})
+	name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: t.ID, Internal: internal})
 	if err != nil {
 		return fmt.Errorf("the services' network: %w", err)
 	}
 	ct.network, ct.internal = name, internal
 	h.cleanups = append(h.cleanups, func(cctx context.Context) error {
-		if s.cfg.Keep {
+		if s.Keep {
 			return nil
 		}
-		return s.eng.RemoveNetwork(cctx, name)
+		return s.Engine.RemoveNetwork(cctx, name)
 	})
 	for _, v := range c.Volumes {
-		vol, err := s.eng.CreateVolume(ctx, s.runID, t.ID, v)
+		vol, err := s.Engine.CreateVolume(ctx, s.RunID, t.ID, v)
 		if err != nil {
 			return fmt.Errorf("volume %s: %w", v, err)
 		}
 		ct.volumes[v] = vol
 		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
-			if s.cfg.Keep {
+			if s.Keep {
 				return nil
 			}
-			return s.eng.RemoveVolume(cctx, vol)
+			return s.Engine.RemoveVolume(cctx, vol)
 		})
 	}
 	return nil
@@ -149,7 +149,7 @@ func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks
 	}
 	vols, binds := ct.mounts(svc)
 	spec := sandbox.ContainerSpec{
-		Image: img, Name: svc.Name + "-" + t.ID, RunID: s.runID, TrialID: t.ID, Workdir: svc.Workdir,
+		Image: img, Name: svc.Name + "-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: svc.Workdir,
 		Env: svc.Env, User: svc.User, NoInit: !svc.Init, Mounts: binds,
 		Labels: map[string]string{grader.LabelPhase: "service", labelService: svc.Name},
 		Service: &sandbox.ServiceSpec{
@@ -157,14 +157,14 @@ func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks
 			Entrypoint: svc.Entrypoint, Cmd: svc.Command, Volumes: vols, Tmpfs: svc.Tmpfs, Healthcheck: engineHealthcheck(svc.Healthcheck),
 		},
 	}
-	c, err := s.eng.Start(ctx, spec)
+	c, err := s.Engine.Start(ctx, spec)
 	if c.ID != "" {
 		ct.containers[svc.Name] = c.ID
 		ct.started[svc.Name] = time.Now()
 		remove := h.removeContainer(c.ID, "", func() bool { return false })
 		log := h.serviceLog(svc.Name)
 		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
-			s.eng.Logs(cctx, c.ID, log, 1<<20)
+			s.Engine.Logs(cctx, c.ID, log, 1<<20)
 			return remove(cctx)
 		})
 	}
@@ -187,7 +187,7 @@ func (h *trialNet) serviceContainer(name string) string {
 const labelService = "flightdeck.service"
 
 func (h *trialNet) serviceLog(name string) string {
-	dir := filepath.Join(h.trialAttempt.dir, servicesDir)
+	dir := filepath.Join(h.trialAttempt.dir, ServicesDir)
 	os.MkdirAll(dir, 0o755)
 	return filepath.Join(dir, name+".log")
 }
@@ -196,12 +196,12 @@ func (h *trialNet) serviceLog(name string) string {
 // are) or finds its image: locally, through the image map.
 func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
 	s, t := h.s, h.t
-	spec := serviceBuildSpec(t.Task, svc, s.images.Map(), s.cfg.TimeoutMultiplier,
-		filepath.Join(h.trialAttempt.dir, servicesDir, svc.Name+".build.log"))
+	spec := ServiceBuildSpec(t.Task, svc, s.Images.Map(), s.Multiplier,
+		filepath.Join(h.trialAttempt.dir, ServicesDir, svc.Name+".build.log"))
 	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
 		return "", err
 	}
-	img, err := s.eng.EnsureImage(ctx, spec)
+	img, err := s.Engine.EnsureImage(ctx, spec)
 	if errors.Is(err, sandbox.ErrImageMissing) && svc.Build != nil {
 		// The substitution rule holds for the bases of a service's
 		// Dockerfile as for the task's.
@@ -212,13 +212,13 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		if !filepath.IsAbs(df) {
 			df = filepath.Join(spec.ContextDir, df)
 		}
-		added, ferr := s.images.StandInForBuild(ctx, df, t.Task.Dir)
+		added, ferr := s.Images.StandInForBuild(ctx, df, t.Task.Dir)
 		if ferr != nil {
 			return "", fmt.Errorf("image of service %s: %w", svc.Name, ferr)
 		}
 		if added {
-			spec.ImageMap = s.images.Map()
-			img, err = s.eng.EnsureImage(ctx, spec)
+			spec.ImageMap = s.Images.Map()
+			img, err = s.Engine.EnsureImage(ctx, spec)
 		}
 	}
 	if errors.Is(err, sandbox.ErrImageMissing) && svc.Image != "" && svc.Build == nil {
@@ -227,25 +227,25 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		where := func(string) string {
 			return fmt.Sprintf("%s: services.%s.image", filepath.Join(filepath.Base(t.Task.Dir), tasks.EnvironmentDir, "docker-compose.yaml"), svc.Name)
 		}
-		added, ferr := s.images.StandInFor(ctx, []string{svc.Image}, where)
+		added, ferr := s.Images.StandInFor(ctx, []string{svc.Image}, where)
 		if ferr != nil {
 			return "", fmt.Errorf("image of service %s: %w", svc.Name, ferr)
 		}
 		if added {
-			spec.ImageMap = s.images.Map()
-			img, err = s.eng.EnsureImage(ctx, spec)
+			spec.ImageMap = s.Images.Map()
+			img, err = s.Engine.EnsureImage(ctx, spec)
 		}
 	}
 	if err != nil {
 		return "", fmt.Errorf("image of service %s: %w", svc.Name, err)
 	}
 	h.res.MappedImages = addMapped(h.res.MappedImages, img.Mapped)
-	s.touchImage(img.Ref)
+	s.touch(img.Ref)
 	return img.Ref, nil
 }
 
-// serviceBuildSpec is how a compose service's image is built or found.
-func serviceBuildSpec(t *tasks.Task, svc tasks.ComposeService, imageMap map[string]string, mult suite.Multipliers, logPath string) sandbox.BuildSpec {
+// ServiceBuildSpec is how a compose service's image is built or found.
+func ServiceBuildSpec(t *tasks.Task, svc tasks.ComposeService, imageMap map[string]string, mult suite.Multipliers, logPath string) sandbox.BuildSpec {
 	spec := sandbox.BuildSpec{Name: t.ID + "-" + svc.Name, DockerImage: svc.Image, ImageMap: imageMap, LogPath: logPath}
 	_, _, spec.Timeout = harbor.Timeouts(t.Config, mult)
 	if b := svc.Build; b != nil {
@@ -279,7 +279,7 @@ func (h *trialNet) waitFor(ctx context.Context, ct *composeTrial, who string, de
 		}
 		if err := h.waitCondition(ctx, id, d); err != nil {
 			return fmt.Errorf("%s waits for %s to be %s: %w (its output is in %s/%s.log)", who, d.Service,
-				strings.TrimPrefix(d.Condition, "service_"), err, servicesDir, d.Service)
+				strings.TrimPrefix(d.Condition, "service_"), err, ServicesDir, d.Service)
 		}
 	}
 	return nil
@@ -295,7 +295,7 @@ func (h *trialNet) waitCondition(ctx context.Context, id string, d tasks.Compose
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, err := h.s.eng.State(ctx, id)
+		st, err := h.s.Engine.State(ctx, id)
 		if err != nil {
 			return err
 		}
