@@ -44,7 +44,7 @@ func (h *trialNet) startServices(ctx context.Context) (*sandbox.ServiceSpec, []s
 	if c == nil {
 		return nil, nil, nil, nil
 	}
-	h.s.Report.Phase(h.t, "services")
+	h.a.s.Report.Phase(h.a.t, "services")
 	ct := &composeTrial{volumes: map[string]string{}, containers: map[string]string{}, started: map[string]time.Time{}}
 	h.compose = ct
 	if err := h.composeObjects(ctx, c, ct); err != nil {
@@ -76,13 +76,13 @@ func (h *trialNet) startServices(ctx context.Context) (*sandbox.ServiceSpec, []s
 // (Harbor's env file comes after the task's file, so
 // [environment].workdir wins over it).
 func (h *harborTrial) loadCompose() {
-	c := h.composeFile
+	c := h.net.composeFile
 	if c == nil {
 		return
 	}
-	if wd := c.Main.Workdir; wd != "" && h.t.Task.Config.Environment.Workdir == "" {
-		h.dir = wd
-		h.res.WorkDir = wd
+	if wd := c.Main.Workdir; wd != "" && h.a.t.Task.Config.Environment.Workdir == "" {
+		h.workdir = wd
+		h.a.res.WorkDir = wd
 	}
 }
 
@@ -91,7 +91,7 @@ func (h *harborTrial) loadCompose() {
 // has no network: main then reaches the services on it and, in a phase
 // with a network, the outside through the default network as well.
 func (h *trialNet) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeTrial) error {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	// Behind an egress gateway the network has a route out: the gateway
 	// decides what main reaches. A native trial's network has none: its
 	// grade reaches the services there and nothing else, and a phase with
@@ -103,7 +103,7 @@ func (h *trialNet) composeObjects(ctx context.Context, c *tasks.Compose, ct *com
 		return fmt.Errorf("the services' network: %w", err)
 	}
 	ct.network, ct.internal = name, internal
-	h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+	h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
 		if s.Keep {
 			return nil
 		}
@@ -115,7 +115,7 @@ func (h *trialNet) composeObjects(ctx context.Context, c *tasks.Compose, ct *com
 			return fmt.Errorf("volume %s: %w", v, err)
 		}
 		ct.volumes[v] = vol
-		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+		h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
 			if s.Keep {
 				return nil
 			}
@@ -142,7 +142,7 @@ func (ct *composeTrial) mounts(svc tasks.ComposeService) ([]sandbox.VolumeMount,
 // startService gets a service's image and starts its container; its output
 // is kept in services/<name>.log when the trial ends.
 func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks.ComposeService) error {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	img, err := h.serviceImage(ctx, svc)
 	if err != nil {
 		return err
@@ -161,9 +161,9 @@ func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks
 	if c.ID != "" {
 		ct.containers[svc.Name] = c.ID
 		ct.started[svc.Name] = time.Now()
-		remove := h.removeContainer(c.ID, "", func() bool { return false })
+		remove := h.a.removeContainer(c.ID, "", func() bool { return false })
 		log := h.serviceLog(svc.Name)
-		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+		h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
 			s.Engine.Logs(cctx, c.ID, log, 1<<20)
 			return remove(cctx)
 		})
@@ -187,7 +187,7 @@ func (h *trialNet) serviceContainer(name string) string {
 const labelService = "flightdeck.service"
 
 func (h *trialNet) serviceLog(name string) string {
-	dir := filepath.Join(h.trialAttempt.dir, ServicesDir)
+	dir := filepath.Join(h.a.dir, ServicesDir)
 	os.MkdirAll(dir, 0o755)
 	return filepath.Join(dir, name+".log")
 }
@@ -195,9 +195,9 @@ func (h *trialNet) serviceLog(name string) string {
 // serviceImage builds a service's image (cached by content, as task images
 // are) or finds its image: locally, through the image map.
 func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	spec := ServiceBuildSpec(t.Task, svc, s.Images.Map(), s.Multiplier,
-		filepath.Join(h.trialAttempt.dir, ServicesDir, svc.Name+".build.log"))
+		filepath.Join(h.a.dir, ServicesDir, svc.Name+".build.log"))
 	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
 		return "", err
 	}
@@ -239,7 +239,7 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 	if err != nil {
 		return "", fmt.Errorf("image of service %s: %w", svc.Name, err)
 	}
-	h.res.MappedImages = addMapped(h.res.MappedImages, img.Mapped)
+	h.a.res.MappedImages = addMapped(h.a.res.MappedImages, img.Mapped)
 	s.touch(img.Ref)
 	return img.Ref, nil
 }
@@ -295,7 +295,7 @@ func (h *trialNet) waitCondition(ctx context.Context, id string, d tasks.Compose
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, err := h.s.Engine.State(ctx, id)
+		st, err := h.a.s.Engine.State(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -53,8 +53,8 @@ func (h *trialNet) egressNeeded() bool {
 // network with no route out, the gateway gets the engine's default
 // network besides, for its own.
 func (h *trialNet) startEgress(ctx context.Context, network string, aliases []string, routeOut bool) error {
-	s, t := h.s, h.t
-	dir, err := os.MkdirTemp(h.scratch, "egress-")
+	s, t := h.a.s, h.a.t
+	dir, err := os.MkdirTemp(h.a.scratch, "egress-")
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (h *trialNet) startEgress(ctx context.Context, network string, aliases []st
 		return err
 	}
 	img, err := s.Engine.EnsureImage(ctx, sandbox.BuildSpec{
-		Name: "egress", ContextDir: dir, Timeout: 10 * time.Minute, LogPath: filepath.Join(h.trialAttempt.dir, egressBuildLog),
+		Name: "egress", ContextDir: dir, Timeout: 10 * time.Minute, LogPath: filepath.Join(h.a.dir, egressBuildLog),
 	})
 	if err != nil {
 		return fmt.Errorf("the egress gateway's image: %w", err)
@@ -77,7 +77,7 @@ func (h *trialNet) startEgress(ctx context.Context, network string, aliases []st
 	})
 	if c.ID != "" {
 		h.egress = &egressGate{id: c.ID}
-		h.cleanups = append(h.cleanups, h.removeContainer(c.ID, "", func() bool { return false }))
+		h.a.cleanups = append(h.a.cleanups, h.a.removeContainer(c.ID, "", func() bool { return false }))
 	}
 	if err != nil {
 		return fmt.Errorf("start the egress gateway: %w", err)
@@ -91,9 +91,9 @@ func (h *trialNet) applyPolicy(ctx context.Context, p harbor.Policy) error {
 	if mode == harbor.NetworkNone {
 		mode = "none"
 	}
-	log := filepath.Join(h.scratch, "egress.log")
+	log := filepath.Join(h.a.scratch, "egress.log")
 	cmd := append([]string{"sh", "-c", egressScript, "egress.sh", mode}, p.Hosts...)
-	res, err := h.s.Engine.Exec(ctx, h.egress.id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: log, Timeout: time.Minute})
+	res, err := h.a.s.Engine.Exec(ctx, h.egress.id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: log, Timeout: time.Minute})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		out, _ := os.ReadFile(log)
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, text.LastLines(string(out), 5))
@@ -118,7 +118,7 @@ func (h *trialNet) gateway(ctx context.Context, service *sandbox.ServiceSpec) (s
 	if !h.egressNeeded() {
 		return "", nil
 	}
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	network, aliases, routeOut := "", []string{"main"}, false
 	if service != nil {
 		network, aliases, routeOut = service.NetworkName, service.Aliases, h.compose.internal
@@ -129,7 +129,7 @@ func (h *trialNet) gateway(ctx context.Context, service *sandbox.ServiceSpec) (s
 			return "", fmt.Errorf("the egress gateway's network: %w", err)
 		}
 		network = name
-		h.cleanups = append(h.cleanups, func(cctx context.Context) error {
+		h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
 			if s.Keep {
 				return nil
 			}

@@ -52,17 +52,17 @@ func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
 	if h.agentStart.IsZero() {
 		return
 	}
-	if h.t.Variant.Tamper == suite.TamperOff && inspected(h.t, true) {
-		h.res.TamperCheck = &results.TamperCheck{Note: "not checked: tamper: off"}
+	if h.a.t.Variant.Tamper == suite.TamperOff && inspected(h.a.t, true) {
+		h.a.res.TamperCheck = &results.TamperCheck{Note: "not checked: tamper: off"}
 		return
 	}
-	if !inspected(h.t, false) {
+	if !inspected(h.a.t, false) {
 		return
 	}
-	if _, separate := h.t.Task.StepSeparateVerifier(step); separate && step != "" {
+	if _, separate := h.a.t.Task.StepSeparateVerifier(step); separate && step != "" {
 		return // the step's own image grades it
 	}
-	if st, err := h.s.Engine.State(ctx, h.container); err != nil || !st.Running {
+	if st, err := h.a.s.Engine.State(ctx, h.container); err != nil || !st.Running {
 		h.checked(step, nil, "the task's container stopped during the agent's phase")
 		return
 	}
@@ -100,17 +100,17 @@ func sharedVerifier(t *tasks.Task) bool {
 // it; the engine's list of what changed in it is taken first.
 func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) error {
 	h.stoppedChanges = nil
-	if !ag.TimedOut || !inspected(h.t, false) {
+	if !ag.TimedOut || !inspected(h.a.t, false) {
 		return nil
 	}
-	st, err := h.s.Engine.State(ctx, h.container)
+	st, err := h.a.s.Engine.State(ctx, h.container)
 	if err != nil || st.Running || st.Missing {
 		return err
 	}
-	changed, err := h.s.Engine.ChangedPaths(ctx, h.container)
+	changed, err := h.a.s.Engine.ChangedPaths(ctx, h.container)
 	if err != nil {
 		// Not checked (the container stays stopped), never the trial's failure.
-		h.s.Report.Note(h.t, "tamper check: list the stopped container's changes: "+err.Error())
+		h.a.s.Report.Note(h.a.t, "tamper check: list the stopped container's changes: "+err.Error())
 		return nil
 	}
 	h.stoppedChanges = make(map[string]bool, len(changed))
@@ -127,7 +127,7 @@ func (h *harborTrial) inspect(ctx context.Context, step string, since time.Time)
 	findings, installed, err := h.tamperFindings(ctx, since)
 	if err != nil {
 		h.checked(step, nil, err.Error())
-		h.s.Report.Note(h.t, "tamper check: not checked: "+err.Error())
+		h.a.s.Report.Note(h.a.t, "tamper check: not checked: "+err.Error())
 		return
 	}
 	if step != "" {
@@ -143,10 +143,10 @@ func (h *harborTrial) inspect(ctx context.Context, step string, since time.Time)
 // when every inspection of the trial (one per step) was, with what kept
 // each one that was not.
 func (h *harborTrial) checked(step string, installed []string, notChecked string) {
-	c := h.res.TamperCheck
+	c := h.a.res.TamperCheck
 	if c == nil {
 		c = &results.TamperCheck{Checked: true}
-		h.res.TamperCheck = c
+		h.a.res.TamperCheck = c
 	}
 	c.Installed = append(c.Installed, installed...)
 	if notChecked == "" {
@@ -166,13 +166,13 @@ func (h *harborTrial) checked(step string, installed []string, notChecked string
 // addTamper records findings in the result and the progress.
 func (h *harborTrial) addTamper(findings ...tamper.Finding) {
 	for _, f := range findings {
-		h.res.Tamper = append(h.res.Tamper, f)
-		h.s.Report.Note(h.t, fmt.Sprintf("tamper: %s %s: %s", f.Kind, f.Path, f.Evidence))
+		h.a.res.Tamper = append(h.a.res.Tamper, f)
+		h.a.s.Report.Note(h.a.t, fmt.Sprintf("tamper: %s %s: %s", f.Kind, f.Path, f.Evidence))
 	}
 }
 
 func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]tamper.Finding, []string, error) {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	target, err := s.Engine.State(ctx, h.container)
 	if err != nil {
 		return nil, nil, err
@@ -188,9 +188,9 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	pid := strconv.Itoa(target.Pid)
 	engineSince := since.Add(s.ClockOffset)
 	stamp := strconv.FormatFloat(float64(engineSince.UnixNano())/1e9, 'f', 3, 64)
-	sc := tamper.Scope{WorkDir: h.dir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
+	sc := tamper.Scope{WorkDir: h.workdir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
 		Oracle: t.Variant.Agent == suite.AgentOracle}
-	out, err := h.runInspector(ctx, c.ID, append([]string{pid, "list", stamp, h.dir}, tamper.Unwalked(sc.PathDirs)...)...)
+	out, err := h.runInspector(ctx, c.ID, append([]string{pid, "list", stamp, h.workdir}, tamper.Unwalked(sc.PathDirs)...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -239,11 +239,11 @@ func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, p
 	if !slices.ContainsFunc(findings, func(f tamper.Finding) bool { return f.Kind == tamper.KindTool }) {
 		return findings, nil
 	}
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	c, err := s.Engine.Start(ctx, sandbox.ContainerSpec{Image: h.img.Ref, Name: "image-" + t.ID, RunID: s.RunID, TrialID: t.ID,
 		CreateOnly: true, Labels: map[string]string{grader.LabelPhase: "inspect"}})
 	if c.ID != "" {
-		defer h.removeContainer(c.ID, "", func() bool { return false })(ctx)
+		defer h.a.removeContainer(c.ID, "", func() bool { return false })(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the task's image: %w", err)
@@ -290,11 +290,11 @@ func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, p
 // runInspector runs inspect.sh with args in the inspector and returns its
 // output.
 func (h *harborTrial) runInspector(ctx context.Context, id string, args ...string) ([]byte, error) {
-	outPath := filepath.Join(h.scratch, "inspect.out")
-	errPath := filepath.Join(h.scratch, "inspect.err")
+	outPath := filepath.Join(h.a.scratch, "inspect.out")
+	errPath := filepath.Join(h.a.scratch, "inspect.err")
 	cmd := append([]string{"bash", "-c", inspectScript, "inspect.sh"}, args...)
 	mode := args[1]
-	res, err := h.s.Engine.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
+	res, err := h.a.s.Engine.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
 		MaxOutput: 64 << 20, Timeout: inspectTimeout})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		msg, _ := os.ReadFile(errPath)

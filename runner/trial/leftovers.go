@@ -40,7 +40,7 @@ const (
 // agent's can be running: after nop, which runs nothing, or when the
 // inspection after the agent found none of its processes left.
 func (h *harborTrial) leftoverGuard(timeout time.Duration) *leftoverGuard {
-	if h.t.Variant.Agent == suite.AgentNop || h.leftovers == leftoversNone {
+	if h.a.t.Variant.Agent == suite.AgentNop || h.leftovers == leftoversNone {
 		return nil
 	}
 	return &leftoverGuard{h: h, timeout: timeout}
@@ -56,7 +56,7 @@ const ownMargin = 250 * time.Millisecond
 // ownCutoff is, on the engine's clock, when the container's own processes
 // (h.before) had all started.
 func (h *harborTrial) ownCutoff() time.Time {
-	return h.beforeAt.Add(h.s.ClockOffset + ownMargin)
+	return h.beforeAt.Add(h.a.s.ClockOffset + ownMargin)
 }
 
 //go:embed leftovers.py
@@ -89,7 +89,7 @@ type guardReply struct {
 // listed at h.beforeAt) are not.
 func (g *leftoverGuard) Hold(ctx context.Context) error {
 	h := g.h
-	s := h.s
+	s := h.a.s
 	st, err := s.Engine.State(ctx, h.container)
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func (g *leftoverGuard) Hold(ctx context.Context) error {
 	if g.inspector, err = s.Inspector.container(ctx); err != nil {
 		return err
 	}
-	g.dir = "/tmp/flightdeck-leftovers/" + h.t.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	g.dir = "/tmp/flightdeck-leftovers/" + h.a.t.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	lifetime := g.timeout + leftoverSlack
 	if g.timeout <= 0 {
 		lifetime = 24 * time.Hour
@@ -155,10 +155,10 @@ func (g *leftoverGuard) Release(ctx context.Context) (string, error) {
 // run runs leftovers.py with args in the inspector and reads its reply.
 func (g *leftoverGuard) run(ctx context.Context, args ...string) (*guardReply, error) {
 	h := g.h
-	outPath := filepath.Join(h.scratch, "leftovers.out")
-	errPath := filepath.Join(h.scratch, "leftovers.err")
+	outPath := filepath.Join(h.a.scratch, "leftovers.out")
+	errPath := filepath.Join(h.a.scratch, "leftovers.err")
 	cmd := append([]string{"python3", "-I", "-c", leftoversScript}, args...)
-	res, err := h.s.Engine.Exec(ctx, g.inspector, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
+	res, err := h.a.s.Engine.Exec(ctx, g.inspector, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
 		MaxOutput: 1 << 20, Timeout: inspectTimeout})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		msg, _ := os.ReadFile(errPath)

@@ -36,10 +36,11 @@ const containerLog = "container.log"
 
 // harborTrial is the state of one trial in Harbor's container model.
 type harborTrial struct {
-	*trialNet
+	a         *trialAttempt
+	net       *trialNet
 	img       sandbox.Image
 	info      sandbox.ImageInfo
-	dir       string // the work dir in the container
+	workdir   string // the work dir in the container
 	container string // the trial's one container
 	started   time.Time
 	online    bool // the container is on the network now
@@ -72,10 +73,10 @@ func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sa
 	if err != nil {
 		return err
 	}
-	h := &harborTrial{trialNet: n, img: img, info: info, dir: dir}
+	h := &harborTrial{a: a, net: n, img: img, info: info, workdir: dir}
 	task := a.t.Task
 	h.loadCompose()
-	dir = h.dir
+	dir = h.workdir
 	var seed *seedBase
 	// The image's copy of the work dir, the evidence's base, is taken while
 	// the trial's container starts and the agent runs: independent work
@@ -126,7 +127,7 @@ func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sa
 // start starts the trial's container with the image's entrypoint, waits
 // for its healthcheck, and checks that the entrypoint is still running.
 func (h *harborTrial) start(ctx context.Context, instruction string) error {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	task := t.Task
 	env, err := harbor.TaskEnv(task, "[environment].env", task.Config.Environment.Env, hostenv.Lookup)
 	if err != nil {
@@ -136,47 +137,47 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	if err != nil {
 		return err
 	}
-	mounts, err := harbor.AgentMounts(h.trialAttempt.dir)
+	mounts, err := harbor.AgentMounts(h.a.dir)
 	if err != nil {
 		return err
 	}
 	if t.Variant.Agent == suite.AgentCommand {
-		if _, err := agent.InstructionFile(harbor.LogsDir(h.trialAttempt.dir), instruction); err != nil {
+		if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction); err != nil {
 			return err
 		}
 	}
 	// A multi-container task's other services start first: main may
 	// depend on them.
-	service, binds, composeEnv, err := h.startServices(ctx)
+	service, binds, composeEnv, err := h.net.startServices(ctx)
 	if err != nil {
 		return err
 	}
 	if service != nil {
-		h.service = service
+		h.net.service = service
 		s.Report.Phase(t, PhaseAgent)
 		// The task's [environment].env is layered over the file's, as
 		// Harbor's env file comes after the task's compose file.
 		env = append(composeEnv, env...)
 		mounts = append(mounts, binds...)
 	}
-	gateway, err := h.gateway(ctx, service)
+	gateway, err := h.net.gateway(ctx, service)
 	if err != nil {
 		return err
 	}
 	spec := sandbox.ContainerSpec{
-		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: h.dir, Env: env, Service: service,
+		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: h.workdir, Env: env, Service: service,
 		NetworkOf: gateway,
 		NanoCPUs:  task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
-		Network: h.agentNet, Reconnectable: h.graderNet && !h.agentNet,
+		Network: h.net.agentNet, Reconnectable: h.net.graderNet && !h.net.agentNet,
 		Mounts: mounts, Dirs: []string{harbor.VerifierLogs},
 		Labels: map[string]string{grader.LabelPhase: "agent"},
 	}
-	h.online = h.agentNet
+	h.online = h.net.agentNet
 	c, err := s.Engine.Start(ctx, spec)
 	if c.ID != "" {
 		h.container = c.ID
 		h.started = time.Now()
-		h.cleanups = append(h.cleanups, h.removeContainer(c.ID, harbor.Logs, func() bool { return true }))
+		h.a.cleanups = append(h.a.cleanups, h.a.removeContainer(c.ID, harbor.Logs, func() bool { return true }))
 	}
 	if err != nil {
 		return fmt.Errorf("start the task's container: %w", err)
@@ -184,8 +185,8 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	if hc := task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
 		s.Report.Phase(t, "healthcheck")
 		if err := harbor.PollHealthcheck(ctx, s.Engine, harbor.HealthcheckRun{
-			Container: c.ID, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.dir,
-			LogPath: filepath.Join(h.trialAttempt.dir, harbor.HealthcheckLog), Scratch: h.scratch,
+			Container: c.ID, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.workdir,
+			LogPath: filepath.Join(h.a.dir, harbor.HealthcheckLog), Scratch: h.a.scratch,
 		}); err != nil {
 			if ee := h.entrypointExited(ctx, "before its healthcheck passed"); ee != nil {
 				return ee
@@ -212,12 +213,12 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 // entrypointExited returns an error naming the entrypoint's exit, with its
 // output saved as ContainerLog, when the container is no longer running.
 func (h *harborTrial) entrypointExited(ctx context.Context, when string) error {
-	st, err := h.s.Engine.State(ctx, h.container)
+	st, err := h.a.s.Engine.State(ctx, h.container)
 	if err != nil || st.Running {
 		return err
 	}
-	log := filepath.Join(h.trialAttempt.dir, containerLog)
-	if lerr := h.s.Engine.Logs(ctx, h.container, log, 1<<20); lerr != nil {
+	log := filepath.Join(h.a.dir, containerLog)
+	if lerr := h.a.s.Engine.Logs(ctx, h.container, log, 1<<20); lerr != nil {
 		return fmt.Errorf("the image's entrypoint exited %s (exit code %d); its output could not be read: %v", when, st.ExitCode, lerr)
 	}
 	return fmt.Errorf("the image's entrypoint exited %s (exit code %d): it must keep running its command (Harbor's `sleep infinity`); its output is in %s",
@@ -246,13 +247,13 @@ type stepRun struct {
 
 // singleStep is a single-step task's one run.
 func (h *harborTrial) singleStep() (*stepRun, error) {
-	task := h.t.Task
+	task := h.a.t.Task
 	instruction, err := task.Instruction()
 	if err != nil {
 		return nil, err
 	}
-	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, h.s.Multiplier)
-	return &stepRun{instruction: instruction, dir: h.trialAttempt.dir, agentTimeout: agentTimeout,
+	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, h.a.s.Multiplier)
+	return &stepRun{instruction: instruction, dir: h.a.dir, agentTimeout: agentTimeout,
 		verifierTimeout: verifierTimeout, agentUser: task.Config.Agent.User, verifierUser: task.Config.Verifier.User}, nil
 }
 
@@ -260,25 +261,25 @@ func (h *harborTrial) singleStep() (*stepRun, error) {
 // it is not yet. The container is left running: the verifier runs in it
 // next.
 func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, error) {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	ap := &agent.Session{
-		Engine: s.Engine, Trial: t, Workdir: h.dir, User: step.agentUser,
-		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: h.scratch, Owner: s.Owner,
-		Harbor: true, OutputDir: harbor.LogsDir(h.trialAttempt.dir), SolutionDir: step.solutionDir,
+		Engine: s.Engine, Trial: t, Workdir: h.workdir, User: step.agentUser,
+		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: h.a.scratch, Owner: s.Owner,
+		Harbor: true, OutputDir: harbor.LogsDir(h.a.dir), SolutionDir: step.solutionDir,
 		Timeout: step.agentTimeout, Mask: s.Mask,
 	}
 	if ap.Timeout > 0 {
-		h.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
+		h.a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
 	}
 	var res agent.Result
-	err := h.phase(PhaseAgent, func() error {
+	err := h.a.phase(PhaseAgent, func() error {
 		instruction := step.instruction
 		if h.container == "" {
 			if err := h.start(ctx, instruction); err != nil {
 				return err
 			}
 		} else if t.Variant.Agent == suite.AgentCommand {
-			if _, err := agent.InstructionFile(harbor.LogsDir(h.trialAttempt.dir), instruction); err != nil {
+			if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction); err != nil {
 				return err
 			}
 		}
@@ -308,7 +309,7 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		if res, err = ap.Run(ctx, instruction); err != nil {
 			return err
 		}
-		h.recordMemory(ctx, h.container)
+		h.a.recordMemory(ctx, h.container)
 		if !res.TimedOut && res.Failed == "" {
 			if err := h.stoppedUnderAgent(ctx, &res); err != nil {
 				return err
@@ -325,12 +326,12 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		}
 		return nil
 	})
-	h.res.AgentPhase.ExitCode = res.ExitCode
-	h.res.AgentPhase.TimedOut = res.TimedOut
-	h.res.AgentPhase.Failed = res.Failed
-	h.res.AgentPhase.Steps = res.Steps
+	h.a.res.AgentPhase.ExitCode = res.ExitCode
+	h.a.res.AgentPhase.TimedOut = res.TimedOut
+	h.a.res.AgentPhase.Failed = res.Failed
+	h.a.res.AgentPhase.Steps = res.Steps
 	if st, serr := s.Engine.State(ctx, h.container); serr == nil && h.container != "" {
-		h.res.AgentPhase.OOMKilled = st.OOMKilled
+		h.a.res.AgentPhase.OOMKilled = st.OOMKilled
 	}
 	if err == nil && res.TimedOut {
 		s.Report.Note(t, "agent timed out; grading what it left")
@@ -343,11 +344,11 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 // agent's failure, with the container's output; one killed through the
 // engine is an infrastructure error.
 func (h *harborTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) error {
-	st, err := h.s.Engine.State(ctx, h.container)
+	st, err := h.a.s.Engine.State(ctx, h.container)
 	if err != nil || st.Running {
 		return err
 	}
-	killed, err := h.s.Engine.KilledSince(ctx, h.container, h.started)
+	killed, err := h.a.s.Engine.KilledSince(ctx, h.container, h.started)
 	switch {
 	case err != nil:
 		return fmt.Errorf("the task's container stopped during the agent phase, and its events cannot be read: %w", err)
@@ -355,7 +356,7 @@ func (h *harborTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) 
 		return fmt.Errorf("the task's container was killed through the engine during the agent phase: %w", sandbox.ErrContainerGone)
 	}
 	res.Failed = fmt.Sprintf("the task's container stopped during the agent phase (exit code %d); its output is in %s", st.ExitCode, containerLog)
-	h.s.Engine.Logs(ctx, h.container, filepath.Join(h.trialAttempt.dir, containerLog), 1<<20)
+	h.a.s.Engine.Logs(ctx, h.container, filepath.Join(h.a.dir, containerLog), 1<<20)
 	return nil
 }
 
@@ -366,41 +367,41 @@ var evidenceLimits = sandbox.CopyLimits{MaxBytes: 2 << 30, MaxEntries: 500000, S
 // the image's, on the host.
 func (h *harborTrial) evidence(ctx context.Context, seed *seedBase, ag agent.Result) *grader.Evidence {
 	if seed == nil {
-		h.res.Evidence.Note = "the work dir is /: no evidence"
-		writeEvidence(h.trialAttempt.dir, &grader.Evidence{}, nil)
+		h.a.res.Evidence.Note = "the work dir is /: no evidence"
+		writeEvidence(h.a.dir, &grader.Evidence{}, nil)
 		return nil
 	}
-	after := filepath.Join(h.scratch, "after")
+	after := filepath.Join(h.a.scratch, "after")
 	err := files.ResetDir(after)
 	if err == nil {
-		err = h.s.Engine.CopyOut(ctx, h.container, h.dir, after, evidenceLimits)
+		err = h.a.s.Engine.CopyOut(ctx, h.container, h.workdir, after, evidenceLimits)
 	}
 	if err != nil {
-		h.res.Evidence.Note = "no evidence: copy the work dir out of the container: " + err.Error()
-		writeEvidence(h.trialAttempt.dir, &grader.Evidence{}, nil)
+		h.a.res.Evidence.Note = "no evidence: copy the work dir out of the container: " + err.Error()
+		writeEvidence(h.a.dir, &grader.Evidence{}, nil)
 		return nil
 	}
-	wd := &WorkDir{Host: after, Container: h.dir, Base: seed.base, shadow: seed.shadow,
-		shadowBase: seed.shadowBase, scratch: h.scratch, index: filepath.Join(h.scratch, "shadow.index")}
-	return h.trialAttempt.evidence(ctx, wd, ag)
+	wd := &WorkDir{Host: after, Container: h.workdir, Base: seed.base, shadow: seed.shadow,
+		shadowBase: seed.shadowBase, scratch: h.a.scratch, index: filepath.Join(h.a.scratch, "shadow.index")}
+	return h.a.evidence(ctx, wd, ag)
 }
 
 // grade grades in the trial's container, live (or from a snapshot of it,
 // for grading: snapshot).
 func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	mem, _ := t.Task.MemoryBytes()
 	req := grader.Request{
-		Task: t.Task, Image: h.img.Ref, ContainerWorkDir: h.dir, TrialDir: step.dir,
+		Task: t.Task, Image: h.img.Ref, ContainerWorkDir: h.workdir, TrialDir: step.dir,
 		RunID: s.RunID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner, TestsDirs: step.testsDirs,
-		Service: h.snapshotService(), Mask: s.Mask,
+		Service: h.net.snapshotService(), Mask: s.Mask,
 	}
-	h.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
+	h.a.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
 	var err error
 	sepEnv, separate := h.separateEnv(step)
 	if separate {
-		if req.NetworkOf, err = h.graderGateway(ctx); err != nil {
+		if req.NetworkOf, err = h.net.graderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
 		return h.separateGrade(ctx, step, sepEnv, req)
@@ -416,10 +417,10 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		return grader.Grade{}, err
 	}
 	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {
-		if req.NetworkOf, err = h.graderGateway(ctx); err != nil {
+		if req.NetworkOf, err = h.net.graderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
-		h.res.GradePhase.Mode = suite.GradingSnapshot
+		h.a.res.GradePhase.Mode = suite.GradingSnapshot
 		// The snapshot grade removes the container: collect first.
 		h.collectArtifacts(ctx)
 		g, warnings, err := harbor.SnapshotGrade(ctx, s.Engine, h.container, req, s.Keep)
@@ -428,7 +429,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		}
 		return g, err
 	}
-	h.res.GradePhase.Mode = "live"
+	h.a.res.GradePhase.Mode = "live"
 	env, err := harbor.VerifierEnv(t.Task, hostenv.Lookup)
 	if err != nil {
 		return grader.Grade{}, err
@@ -441,11 +442,11 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	var g grader.Grade
 	if guard != nil {
 		g, err = grader.RunLiveGuarded(ctx, s.Engine, h.container, req, guard)
-		h.res.GradePhase.AgentProcesses = guard.held
+		h.a.res.GradePhase.AgentProcesses = guard.held
 	} else {
 		g, err = grader.RunLive(ctx, s.Engine, h.container, req)
 	}
-	if left := h.res.GradePhase.AgentProcesses; len(left) > 0 {
+	if left := h.a.res.GradePhase.AgentProcesses; len(left) > 0 {
 		s.Report.Note(t, fmt.Sprintf("%d process(es) the agent left took turns with the verifier (grade_phase.agent_processes; grading: snapshot runs none)", len(left)))
 		if err != nil && ctx.Err() == nil && !errors.Is(err, sandbox.ErrContainerGone) {
 			// A process the agent left can kill the verifier's commands, or
@@ -474,17 +475,17 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 // manifest, as Harbor collects them; what fails is said, and is not the
 // trial's failure.
 func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEntry {
-	as := h.t.Task.Artifacts()
+	as := h.a.t.Task.Artifacts()
 	if len(as) == 0 {
 		return nil
 	}
-	entries, err := harbor.CollectArtifacts(ctx, h.s.Engine, h.containerOf, as, harbor.ArtifactsDir(h.trialAttempt.dir), nil)
+	entries, err := harbor.CollectArtifacts(ctx, h.a.s.Engine, h.containerOf, as, harbor.ArtifactsDir(h.a.dir), nil)
 	if err != nil {
-		h.s.Report.Note(h.t, err.Error())
+		h.a.s.Report.Note(h.a.t, err.Error())
 	}
 	for _, e := range entries {
 		if e.Status != "ok" {
-			h.s.Report.Note(h.t, fmt.Sprintf("artifact %s not collected: %s", e.Source, e.Error))
+			h.a.s.Report.Note(h.a.t, fmt.Sprintf("artifact %s not collected: %s", e.Source, e.Error))
 		}
 	}
 	return entries
@@ -494,10 +495,10 @@ func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEnt
 // timed out had it killed; it starts again with its entrypoint, its
 // filesystem as the agent left it) and on the verifier's network.
 func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
-	eng := h.s.Engine
-	who, net := "the verifier", h.graderNet
+	eng := h.a.s.Engine
+	who, net := "the verifier", h.net.graderNet
 	if forAgent {
-		who, net = "the agent", h.agentNet
+		who, net = "the agent", h.net.agentNet
 	}
 	st, err := eng.State(ctx, h.container)
 	if err != nil {
@@ -507,7 +508,7 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		if err := eng.Restart(ctx, h.container); err != nil {
 			return fmt.Errorf("start the task's container again for %s: %w", who, err)
 		}
-		h.s.Report.Note(h.t, "the task's container had stopped; started again for "+who)
+		h.a.s.Report.Note(h.a.t, "the task's container had stopped; started again for "+who)
 		if err := h.entrypointExited(ctx, "when the container was started again for "+who); err != nil {
 			return err
 		}
@@ -519,13 +520,13 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		}
 		h.beforeAt = time.Now()
 	}
-	if h.egress != nil {
-		pol := h.graderPol
+	if h.net.egress != nil {
+		pol := h.net.graderPol
 		if forAgent {
-			pol = h.agentPol
+			pol = h.net.agentPol
 		}
-		if !samePolicy(pol, h.egress.applied) {
-			return h.applyPolicy(ctx, pol)
+		if !samePolicy(pol, h.net.egress.applied) {
+			return h.net.applyPolicy(ctx, pol)
 		}
 		return nil
 	}

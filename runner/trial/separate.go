@@ -38,15 +38,15 @@ const verifierBuildLog = "verifier-build.log"
 // task) has a separate verifier, and that verifier's environment.
 func (h *harborTrial) separateEnv(step *stepRun) (tasks.EnvConfig, bool) {
 	if step.name == "" {
-		return h.t.Task.SeparateVerifier()
+		return h.a.t.Task.SeparateVerifier()
 	}
-	return h.t.Task.StepSeparateVerifier(step.name)
+	return h.a.t.Task.StepSeparateVerifier(step.name)
 }
 
 // lastUse reports whether the step is the trial's last use of the task's
 // container (a single-step task's one step, or the last step).
 func (h *harborTrial) lastUse(step *stepRun) bool {
-	steps := h.t.Task.Config.Steps
+	steps := h.a.t.Task.Config.Steps
 	return step.name == "" || len(steps) == 0 || steps[len(steps)-1].Name == step.name
 }
 
@@ -56,14 +56,14 @@ func (h *harborTrial) containerOf(service string) string {
 	if service == "" || service == tasks.MainService {
 		return h.container
 	}
-	return h.serviceContainer(service)
+	return h.net.serviceContainer(service)
 }
 
 // separateGrade grades a trial (or a step) in a separate verifier's container.
 func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env tasks.EnvConfig, req grader.Request) (grader.Grade, error) {
-	s, t := h.s, h.t
-	h.res.GradePhase.Mode = "separate"
-	as, dir := h.t.Task.Artifacts(), harbor.ArtifactsDir(h.trialAttempt.dir)
+	s, t := h.a.s, h.a.t
+	h.a.res.GradePhase.Mode = "separate"
+	as, dir := h.a.t.Task.Artifacts(), harbor.ArtifactsDir(h.a.dir)
 	if step.name != "" {
 		as, dir = h.stepArtifacts(step)
 	}
@@ -85,7 +85,7 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 	}
 	req.Image, req.Harbor, req.KeepEntrypoint, req.ImageTests = img, true, true, true
 	req.ContainerWorkDir = env.Workdir // "": the image's own
-	req.Network = h.graderNet
+	req.Network = h.net.graderNet
 	req.NanoCPUs, req.MemoryBytes = 0, env.MemoryMB<<20
 	if env.CPUs > 0 {
 		req.NanoCPUs = int64(env.CPUs * 1e9)
@@ -93,8 +93,8 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 	req.Env = append(append(base, over...), step.verifierEnv...)
 	req.Service = nil
 	req.TestsDirs = nil
-	req.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(h.trialAttempt.dir), ContainerPath: harbor.ArtifactLogs}}
-	root := filepath.Join(h.trialAttempt.dir, "logs")
+	req.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(h.a.dir), ContainerPath: harbor.ArtifactLogs}}
+	root := filepath.Join(h.a.dir, "logs")
 	if step.name != "" {
 		root = step.dir
 	}
@@ -117,7 +117,7 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 // stopMain stops the task's container before the sidecars' evidence is
 // taken and the separate verifier runs: nothing of the agent's runs on.
 func (h *harborTrial) stopMain(ctx context.Context) error {
-	if err := h.s.Engine.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
+	if err := h.a.s.Engine.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
 		return fmt.Errorf("stop the task's container before the separate verifier: %w", err)
 	}
 	return nil
@@ -127,7 +127,7 @@ func (h *harborTrial) stopMain(ctx context.Context) error {
 // or the task's (cached by content, as task images are), or finds its
 // docker_image.
 func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env tasks.EnvConfig) (string, error) {
-	s, t := h.s, h.t
+	s, t := h.a.s, h.a.t
 	name := t.Task.ID + "-verifier"
 	if step.name != "" {
 		name += "-" + step.name
@@ -155,7 +155,7 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 	if err != nil {
 		return "", fmt.Errorf("the separate verifier's image: %w", err)
 	}
-	h.res.MappedImages = addMapped(h.res.MappedImages, img.Mapped)
+	h.a.res.MappedImages = addMapped(h.a.res.MappedImages, img.Mapped)
 	s.touch(img.Ref)
 	return img.Ref, nil
 }
@@ -175,20 +175,20 @@ func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.
 		}
 		id := h.containerOf(hook.Service)
 		if id == "" {
-			h.s.Report.Note(h.t, fmt.Sprintf("verifier.collect #%d: no service %q", i+1, hook.Service))
+			h.a.s.Report.Note(h.a.t, fmt.Sprintf("verifier.collect #%d: no service %q", i+1, hook.Service))
 			continue
 		}
 		timeout := 60 * time.Second
 		if hook.TimeoutSec != nil {
 			timeout = time.Duration(*hook.TimeoutSec * float64(time.Second))
 		}
-		part := filepath.Join(h.scratch, fmt.Sprintf("collect-%d.log", i+1))
+		part := filepath.Join(h.a.scratch, fmt.Sprintf("collect-%d.log", i+1))
 		cmd := []string{"bash", "-c", hook.Command}
 		if who != tasks.MainService {
 			// A sidecar is any image: Harbor runs its commands with sh.
 			cmd = []string{"sh", "-c", hook.Command}
 		}
-		res, err := h.s.Engine.Exec(ctx, id, sandbox.ExecSpec{
+		res, err := h.a.s.Engine.Exec(ctx, id, sandbox.ExecSpec{
 			Cmd: cmd, User: hook.User, StdoutPath: part, Timeout: timeout,
 		})
 		status := fmt.Sprintf("exit %d", res.ExitCode)
@@ -200,7 +200,7 @@ func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.
 		}
 		appendCollectLog(log, i+1, who, hook.Command, part, status)
 		if err != nil || res.TimedOut || res.ExitCode != 0 {
-			h.s.Report.Note(h.t, fmt.Sprintf("verifier.collect #%d in %s: %s (see %s)", i+1, who, status, collectLog))
+			h.a.s.Report.Note(h.a.t, fmt.Sprintf("verifier.collect #%d in %s: %s (see %s)", i+1, who, status, collectLog))
 		}
 	}
 }
@@ -236,7 +236,7 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 		}
 	}
 	var mainHooks, sideHooks []tasks.CollectHook
-	for _, hook := range append(slices.Clone(h.t.Task.Config.Verifier.Collect), step.collect...) {
+	for _, hook := range append(slices.Clone(h.a.t.Task.Config.Verifier.Collect), step.collect...) {
 		if hook.Service == "" || hook.Service == tasks.MainService {
 			mainHooks = append(mainHooks, hook)
 		} else {
@@ -251,9 +251,9 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 		}
 	}
 	h.runCollect(ctx, step.dir, mainHooks, 0)
-	entries, err := harbor.CollectArtifacts(ctx, h.s.Engine, h.containerOf, mainArts, dir, nil)
+	entries, err := harbor.CollectArtifacts(ctx, h.a.s.Engine, h.containerOf, mainArts, dir, nil)
 	if err != nil {
-		h.s.Report.Note(h.t, err.Error())
+		h.a.s.Report.Note(h.a.t, err.Error())
 	}
 	if stopMain {
 		if err := h.stopMain(ctx); err != nil {
@@ -262,8 +262,8 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 	}
 	h.runCollect(ctx, step.dir, sideHooks, len(mainHooks))
 	if len(sideArts) > 0 {
-		if entries, err = harbor.CollectArtifacts(ctx, h.s.Engine, h.containerOf, sideArts, dir, entries); err != nil {
-			h.s.Report.Note(h.t, err.Error())
+		if entries, err = harbor.CollectArtifacts(ctx, h.a.s.Engine, h.containerOf, sideArts, dir, entries); err != nil {
+			h.a.s.Report.Note(h.a.t, err.Error())
 		}
 	}
 	for _, e := range entries {
@@ -272,7 +272,7 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 			if step.name != "" {
 				what = "step " + step.name + ": artifact"
 			}
-			h.s.Report.Note(h.t, fmt.Sprintf("%s %s not collected: %s", what, e.Source, e.Error))
+			h.a.s.Report.Note(h.a.t, fmt.Sprintf("%s %s not collected: %s", what, e.Source, e.Error))
 		}
 	}
 	return entries, nil
@@ -281,5 +281,5 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 // stepArtifacts are where a step's artifacts go and which: the task's,
 // then the step's own, into steps/<name>/artifacts.
 func (h *harborTrial) stepArtifacts(step *stepRun) ([]tasks.Artifact, string) {
-	return append(h.t.Task.Artifacts(), step.artifacts...), filepath.Join(step.dir, "artifacts")
+	return append(h.a.t.Task.Artifacts(), step.artifacts...), filepath.Join(step.dir, "artifacts")
 }

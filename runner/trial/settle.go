@@ -45,13 +45,13 @@ const (
 // it starts: it has an entrypoint of its own, and the task no healthcheck
 // (which says when it is ready better than any wait).
 func (h *harborTrial) needsSettle() bool {
-	if h.t.Variant.NoSettle {
+	if h.a.t.Variant.NoSettle {
 		return false
 	}
-	if hc := h.t.Task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
+	if hc := h.a.t.Task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
 		return false
 	}
-	if c := h.composeFile; c != nil && c.Main.Entrypoint != nil {
+	if c := h.net.composeFile; c != nil && c.Main.Entrypoint != nil {
 		return len(c.Main.Entrypoint) > 0
 	}
 	return len(h.info.Entrypoint) > 0
@@ -63,23 +63,23 @@ func (h *harborTrial) needsSettle() bool {
 // it would with no entrypoint of its own.
 func (h *harborTrial) settle(ctx context.Context) {
 	if !h.needsSettle() {
-		if h.t.Variant.NoSettle {
-			h.res.StartWait = &results.StartWait{Note: "not waited for: this run checks the oracle without the wait"}
+		if h.a.t.Variant.NoSettle {
+			h.a.res.StartWait = &results.StartWait{Note: "not waited for: this run checks the oracle without the wait"}
 		}
 		return
 	}
 	start := time.Now()
 	w := &results.StartWait{}
-	h.res.StartWait = w
+	h.a.res.StartWait = w
 	err := func() error {
-		st, err := h.s.Engine.State(ctx, h.container)
+		st, err := h.a.s.Engine.State(ctx, h.container)
 		if err != nil {
 			return err
 		}
 		if !st.Running || st.Pid <= 0 {
 			return fmt.Errorf("the task's container is not running")
 		}
-		inspector, err := h.s.Inspector.container(ctx)
+		inspector, err := h.a.s.Inspector.container(ctx)
 		if err != nil {
 			return err
 		}
@@ -93,11 +93,11 @@ func (h *harborTrial) settle(ctx context.Context) {
 	w.WaitedMS = time.Since(start).Milliseconds()
 	if err != nil {
 		w.Note = "not waited for: " + err.Error()
-		h.s.Report.Note(h.t, "the entrypoint's start: "+w.Note)
+		h.a.s.Report.Note(h.a.t, "the entrypoint's start: "+w.Note)
 		return
 	}
 	if !w.Settled {
-		h.s.Report.Note(h.t, fmt.Sprintf("the entrypoint's processes were still busy after %s of CPU time or %s (%s); the agent starts anyway",
+		h.a.s.Report.Note(h.a.t, fmt.Sprintf("the entrypoint's processes were still busy after %s of CPU time or %s (%s); the agent starts anyway",
 			settleCPU, settleMost, strings.Join(w.StillBusy, ", ")))
 	}
 }

@@ -36,15 +36,15 @@ const StepsDir = "steps"
 // planSteps is each step's run: its instruction, solution, dirs,
 // timeouts, users and verifier env, the task's where the step sets none.
 func (h *harborTrial) planSteps() ([]*stepRun, error) {
-	task := h.t.Task
-	mult := h.s.Multiplier
+	task := h.a.t.Task
+	mult := h.a.s.Multiplier
 	var out []*stepRun
 	for _, sc := range task.Config.Steps {
 		instruction, err := task.StepInstruction(sc.Name)
 		if err != nil {
 			return nil, err
 		}
-		st := &stepRun{name: sc.Name, instruction: instruction, dir: filepath.Join(h.trialAttempt.dir, StepsDir, sc.Name),
+		st := &stepRun{name: sc.Name, instruction: instruction, dir: filepath.Join(h.a.dir, StepsDir, sc.Name),
 			agentUser: firstNonEmpty(sc.Agent.User, task.Config.Agent.User), verifierUser: firstNonEmpty(sc.Verifier.User, task.Config.Verifier.User)}
 		st.agentTimeout, st.verifierTimeout = harbor.StepTimeouts(task.Config, sc, mult)
 		if dirExists(filepath.Join(task.StepDir(sc.Name), "solution")) {
@@ -67,7 +67,7 @@ func (h *harborTrial) planSteps() ([]*stepRun, error) {
 
 // runSteps runs a multi-step trial's steps, then its evidence and result.
 func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed func() *seedBase) error {
-	a, s, t := h.trialAttempt, h.s, h.t
+	a, s, t := h.a, h.a.s, h.a.t
 	steps, err := h.planSteps()
 	if serr := seedDone(); err == nil {
 		err = serr
@@ -276,9 +276,9 @@ func (h *harborTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
 	if hc == nil {
 		return ""
 	}
-	err := harbor.PollHealthcheck(ctx, h.s.Engine, harbor.HealthcheckRun{
-		Container: h.container, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.dir,
-		LogPath: filepath.Join(st.dir, harbor.HealthcheckLog), Scratch: h.scratch,
+	err := harbor.PollHealthcheck(ctx, h.a.s.Engine, harbor.HealthcheckRun{
+		Container: h.container, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.workdir,
+		LogPath: filepath.Join(st.dir, harbor.HealthcheckLog), Scratch: h.a.scratch,
 	})
 	if err != nil {
 		return fmt.Sprintf("its healthcheck failed (steps/%s/%s): %v", st.name, harbor.HealthcheckLog, err)
@@ -289,18 +289,18 @@ func (h *harborTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
 // stepSetup copies a step's workdir/ into the work dir and runs its
 // setup.sh, if it has one.
 func (h *harborTrial) stepSetup(ctx context.Context, st *stepRun) (failed string, err error) {
-	src := filepath.Join(h.t.Task.StepDir(st.name), "workdir")
+	src := filepath.Join(h.a.t.Task.StepDir(st.name), "workdir")
 	if !dirExists(src) {
 		return "", nil
 	}
-	if err := h.s.Engine.CopyIn(ctx, h.container, src, h.dir, sandbox.Owner{}); err != nil {
-		return "", fmt.Errorf("copy step %s's workdir/ into %s: %w", st.name, h.dir, err)
+	if err := h.a.s.Engine.CopyIn(ctx, h.container, src, h.workdir, sandbox.Owner{}); err != nil {
+		return "", fmt.Errorf("copy step %s's workdir/ into %s: %w", st.name, h.workdir, err)
 	}
 	if _, err := os.Stat(filepath.Join(src, "setup.sh")); err != nil {
 		return "", nil
 	}
-	res, err := h.s.Engine.Exec(ctx, h.container, sandbox.ExecSpec{
-		Cmd: []string{"bash", h.dir + "/setup.sh"}, User: st.agentUser, Workdir: h.dir,
+	res, err := h.a.s.Engine.Exec(ctx, h.container, sandbox.ExecSpec{
+		Cmd: []string{"bash", h.workdir + "/setup.sh"}, User: st.agentUser, Workdir: h.workdir,
 		StdoutPath: filepath.Join(st.dir, "setup.log"), Timeout: st.agentTimeout,
 	})
 	switch {

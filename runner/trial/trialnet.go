@@ -14,7 +14,7 @@ import (
 // model: each phase's network policy, a multi-container task's services
 // and an egress gateway for an allowlist phase.
 type trialNet struct {
-	*trialAttempt
+	a *trialAttempt
 	// native: a flightdeck-native trial, whose grade runs in a fresh
 	// container that reaches the trial's services and nothing else.
 	native    bool
@@ -38,7 +38,7 @@ type trialNet struct {
 // multi-container task's compose file. A native task's grade never has a
 // network of its own.
 func newTrialNet(a *trialAttempt, native bool) (*trialNet, error) {
-	n := &trialNet{trialAttempt: a, native: native}
+	n := &trialNet{a: a, native: native}
 	task := a.t.Task
 	var err error
 	if n.agentPol, err = harbor.PolicyFor(task.Config, harbor.NetAgent); err != nil {
