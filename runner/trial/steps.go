@@ -66,10 +66,10 @@ func (h *harborTrial) planSteps() ([]*stepRun, error) {
 }
 
 // runSteps runs a multi-step trial's steps, then its evidence and result.
-func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed func() *seedBase) error {
+func (h *harborTrial) runSteps(ctx context.Context) error {
 	a, s, t := h.a, h.a.s, h.a.t
 	steps, err := h.planSteps()
-	if serr := seedDone(); err == nil {
+	if serr := h.seedDone(); err == nil {
 		err = serr
 	}
 	if err != nil {
@@ -116,7 +116,7 @@ func (h *harborTrial) runSteps(ctx context.Context, seedDone func() error, seed 
 			break
 		}
 		a.phase(PhaseEvidence, func() error {
-			ev = h.evidence(ctx, seed(), ag)
+			ev = h.evidence(ctx, ag)
 			return nil
 		})
 		a.res.Phases[len(a.res.Phases)-1].Step = st.name

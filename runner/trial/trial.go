@@ -11,7 +11,6 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/files"
-	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -173,58 +172,85 @@ func (a *trialAttempt) asyncPhase(name string, f func() error) (wait func() erro
 	}
 }
 
+// model is where a trial's agent runs and where it is graded: native
+// (native.go: the agent's container with the work dir mounted, then a
+// fresh grading container of the pristine image) or shared (shared.go:
+// Harbor's one container, which holds the agent and then the verifier).
+// A trial of either model runs through single (or, for a multi-step
+// task, the shared model's runSteps).
+type model interface {
+	// agentPhase runs one agent phase, starting what the agent needs (the
+	// task's services, its container) when it is not yet started.
+	agentPhase(ctx context.Context, step *stepRun) (agent.Result, error)
+	// inspectPhase starts what reads the agent's doing beside the
+	// evidence (the shared model's tamper check); the returned wait
+	// ends it, before the grade.
+	inspectPhase(ctx context.Context, ag agent.Result) (wait func(), err error)
+	// evidence records what the agent changed in the work dir.
+	evidence(ctx context.Context, ag agent.Result) *grader.Evidence
+	// grade grades what the agent left.
+	grade(ctx context.Context, step *stepRun) (grader.Grade, error)
+}
+
 func (a *trialAttempt) run(ctx context.Context) error {
-	s, t := a.s, a.t
-	task := t.Task
 	img, info, err := a.imagePhase(ctx)
 	if err != nil {
 		return err
 	}
-
-	dir := containerWorkDir(task.Config.Environment.Workdir, info)
+	dir := containerWorkDir(a.t.Task.Config.Environment.Workdir, info)
 	a.res.WorkDir = dir
 	a.imageUser = info.User
-	if t.Harbor() {
-		return a.runHarbor(ctx, img, info, dir)
+	var m model
+	if a.t.Harbor() {
+		h, err := a.newShared(ctx, img, info, dir)
+		if err != nil {
+			return err
+		}
+		if len(a.t.Task.Config.Steps) > 0 {
+			return h.runSteps(ctx)
+		}
+		m = h
+	} else if m, err = a.newNative(ctx, img, info, dir); err != nil {
+		return err
 	}
-	n, err := newTrialNet(a, true)
+	step, err := a.singleStep()
 	if err != nil {
 		return err
 	}
-	if c := n.composeFile; c != nil && c.Main.Workdir != "" && task.Config.Environment.Workdir == "" {
-		dir = c.Main.Workdir
-		a.res.WorkDir = dir
-	}
-	if dir == "/" {
-		return fmt.Errorf("task %s: the work dir is / (no [environment].workdir and no WORKDIR in the image): "+
-			"flightdeck-native grading mounts the work dir, so set [environment].workdir", task.ID)
-	}
-	env, err := a.containerEnv()
-	if err != nil {
-		return err
-	}
-	mem, err := task.MemoryBytes()
-	if err != nil {
-		return err
-	}
-	base := sandbox.ContainerSpec{
-		Image: img.Ref, RunID: s.RunID, TrialID: t.ID, Workdir: dir, Env: env,
-		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem,
-		Labels: map[string]string{grader.LabelPhase: "agent"},
-	}
-	wd, err := a.workdirPhase(ctx, base, info)
-	if err != nil {
-		return err
-	}
+	return a.single(ctx, m, step)
+}
 
-	ag, agentID, err := a.agentPhase(ctx, base, wd, n)
+// single runs a single-step trial in its model: the agent, then the
+// evidence beside what inspects the agent's doing, the grade and the
+// result.
+func (a *trialAttempt) single(ctx context.Context, m model, step *stepRun) error {
+	ag, err := m.agentPhase(ctx, step)
 	if err != nil {
 		return err
 	}
-
+	inspected, err := m.inspectPhase(ctx, ag)
+	if err != nil {
+		return err
+	}
 	return a.conclude(ctx, ag,
-		func() *grader.Evidence { return a.evidence(ctx, wd, ag) },
-		func() (grader.Grade, error) { return a.grade(ctx, img, wd, dir, agentID, n) })
+		func() *grader.Evidence { return m.evidence(ctx, ag) },
+		func() (grader.Grade, error) {
+			inspected()
+			return m.grade(ctx, step)
+		})
+}
+
+// singleStep is a single-step task's one run: the task's instruction,
+// timeouts and users.
+func (a *trialAttempt) singleStep() (*stepRun, error) {
+	task := a.t.Task
+	instruction, err := task.Instruction()
+	if err != nil {
+		return nil, err
+	}
+	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, a.s.Multiplier)
+	return &stepRun{instruction: instruction, dir: a.dir, agentTimeout: agentTimeout,
+		verifierTimeout: verifierTimeout, agentUser: task.Config.Agent.User, verifierUser: task.Config.Verifier.User}, nil
 }
 
 // imagePhase gets the task's image (built, cached or mapped) and inspects
@@ -256,30 +282,6 @@ func (a *trialAttempt) imagePhase(ctx context.Context) (img sandbox.Image, info 
 	return img, info, err
 }
 
-// workdirPhase makes a native trial's work dir on the host from the
-// image's copy of it, with the git base the evidence is taken against.
-func (a *trialAttempt) workdirPhase(ctx context.Context, base sandbox.ContainerSpec, info sandbox.ImageInfo) (*WorkDir, error) {
-	var wd *WorkDir
-	err := a.phase(PhaseWorkdir, func() error {
-		host := filepath.Join(a.scratch, "workdir")
-		gitDir := filepath.Join(a.scratch, "git")
-		for _, d := range []string{host, gitDir} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return err
-			}
-		}
-		seedSpec := base
-		seedSpec.Labels = map[string]string{grader.LabelPhase: "seed"}
-		seed, err := a.s.Seeds.get(ctx, a.s.Engine, seedSpec, info.ID, base.Workdir, true)
-		if err != nil {
-			return err
-		}
-		wd, err = prepareWorkDir(seed, base.Workdir, host, gitDir)
-		return err
-	})
-	return wd, err
-}
-
 // conclude runs a trial's last phases, the same in both container models:
 // the evidence (never an error), the grade, and the result.
 func (a *trialAttempt) conclude(ctx context.Context, ag agent.Result, evidence func() *grader.Evidence, grade func() (grader.Grade, error)) error {
@@ -305,167 +307,6 @@ func (a *trialAttempt) conclude(ctx context.Context, ag agent.Result, evidence f
 	})
 }
 
-// containerEnv is the agent's container environment: [environment].env and
-// a git setting that lets any user's git use the bind-mounted work dir.
-func (a *trialAttempt) containerEnv() ([]string, error) {
-	env, err := harbor.TaskEnv(a.t.Task, "[environment].env", a.t.Task.Config.Environment.Env, hostenv.Lookup)
-	if err != nil {
-		return nil, err
-	}
-	return append(env, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*"), nil
-}
-
-// agentPhase starts a multi-container task's services and the agent's
-// container (none for nop: the image is what nop leaves), runs the agent
-// and hands the work dir back.
-func (a *trialAttempt) agentPhase(ctx context.Context, base sandbox.ContainerSpec, wd *WorkDir, n *trialNet) (agent.Result, string, error) {
-	s, t := a.s, a.t
-	task := t.Task
-	ap := &agent.Session{
-		Engine: s.Engine, Trial: t, Workdir: base.Workdir, User: task.Config.Agent.User,
-		LogPath: filepath.Join(a.dir, results.AgentLog), Scratch: a.scratch, Owner: s.Owner,
-		Mask: s.Mask,
-	}
-	if wd != nil {
-		ap.Host = wd.Host
-		if u := harbor.AgentUser(task, sandbox.ImageInfo{User: a.imageUser}); !harbor.IsRootUser(u) {
-			ap.WorkdirUser = u // the agent's user must be able to write the bind-mounted work dir
-		}
-	}
-	ap.Timeout, _, _ = harbor.Timeouts(task.Config, s.Multiplier)
-	if ap.Timeout > 0 {
-		a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
-	}
-	var res agent.Result
-	oomKilled := false
-	err := a.phase(PhaseAgent, func() error {
-		instruction, err := task.Instruction()
-		if err != nil {
-			return err
-		}
-		// The services start even for nop: the grade reaches them.
-		service, binds, env, err := n.startServices(ctx)
-		if err != nil {
-			return err
-		}
-		if service != nil {
-			n.service = service
-			a.s.Report.Phase(t, PhaseAgent)
-			// The task's env over the compose file's, as in Harbor's model.
-			base.Env = append(env, base.Env...)
-			base.Mounts = append(base.Mounts, binds...)
-		}
-		if t.Variant.Agent != suite.AgentNop {
-			if err := a.startAgentContainer(ctx, base, wd, instruction, ap, n); err != nil {
-				return err
-			}
-		}
-		res, err = ap.Run(ctx, instruction)
-		if err != nil {
-			return err
-		}
-		ap.Dirty = true
-		oomKilled, err = a.endAgentPhase(ctx, ap)
-		return err
-	})
-	a.res.AgentPhase.ExitCode = res.ExitCode
-	a.res.AgentPhase.TimedOut = res.TimedOut
-	a.res.AgentPhase.Failed = res.Failed
-	a.res.AgentPhase.Steps = res.Steps
-	a.res.AgentPhase.OOMKilled = oomKilled
-	if err == nil && res.TimedOut {
-		a.s.Report.Note(t, "agent timed out; grading what it left")
-	}
-	return res, ap.Container, err
-}
-
-// startAgentContainer starts a native trial's agent container, the work
-// dir (and a command agent's instruction) mounted, in main's place among
-// the services and behind the egress gateway when a phase is an allowlist,
-// and waits for its healthcheck.
-func (a *trialAttempt) startAgentContainer(ctx context.Context, base sandbox.ContainerSpec, wd *WorkDir, instruction string, ap *agent.Session, n *trialNet) error {
-	s, t := a.s, a.t
-	task := t.Task
-	spec := base
-	spec.Name = "agent-" + t.ID
-	spec.User = task.Config.Agent.User
-	spec.Network = n.agentNet
-	spec.Service = n.nativeService()
-	var err error
-	if spec.NetworkOf, err = n.gateway(ctx, spec.Service); err != nil {
-		return err
-	}
-	if wd != nil {
-		spec.Mounts = append(spec.Mounts, sandbox.Mount{HostPath: wd.Host, ContainerPath: wd.Container})
-	}
-	if t.Variant.Agent == suite.AgentCommand {
-		m, err := agent.InstructionMount(a.scratch, instruction)
-		if err != nil {
-			return err
-		}
-		spec.Mounts = append(spec.Mounts, m)
-	}
-	c, err := s.Engine.Start(ctx, spec)
-	if c.ID != "" {
-		ap.Container = c.ID
-		a.cleanups = append(a.cleanups, a.removeContainer(c.ID, base.Workdir, func() bool { return ap.Dirty }))
-	}
-	if err != nil {
-		return fmt.Errorf("start the agent's container: %w", err)
-	}
-	if hc := task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
-		s.Report.Phase(t, "healthcheck")
-		if err := harbor.PollHealthcheck(ctx, s.Engine, harbor.HealthcheckRun{
-			Container: c.ID, Check: hc, User: harbor.RootIfEmpty(a.imageUser), Workdir: base.Workdir,
-			LogPath: filepath.Join(a.dir, harbor.HealthcheckLog), Scratch: a.scratch,
-		}); err != nil {
-			return err
-		}
-		s.Report.Phase(t, PhaseAgent)
-	}
-	return nil
-}
-
-// endAgentPhase stops the agent's container, so that no process of the
-// phase outlives it, and gives what it wrote to the run's owner with no
-// set-id bit left. It reports whether the kernel killed a process of the
-// container for its memory limit.
-func (a *trialAttempt) endAgentPhase(ctx context.Context, ap *agent.Session) (oomKilled bool, err error) {
-	s := a.s
-	if ap.Container != "" {
-		a.recordMemory(ctx, ap.Container)
-		// One left running could change the work dir after the evidence is
-		// taken, or while it is graded.
-		if err := s.Engine.Stop(ctx, ap.Container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
-			return false, fmt.Errorf("stop the agent's container: %w", err)
-		}
-		if st, err := s.Engine.State(ctx, ap.Container); err == nil {
-			oomKilled = st.OOMKilled
-		}
-	}
-	if s.Owner.UID == 0 {
-		// Nothing is handed back to root, and handing back is what clears
-		// setuid and setgid bits; clear them on the host instead.
-		for _, dir := range []string{ap.Host, ap.OutputDir} {
-			if dir == "" {
-				continue
-			}
-			if err := grader.ClearSetID(dir); err != nil {
-				return oomKilled, fmt.Errorf("clear setuid bits in %s: %w", dir, err)
-			}
-		}
-	}
-	if err := ap.HandBack(ctx); err != nil {
-		return oomKilled, err
-	}
-	if ap.OutputDir != "" && s.Owner.UID != 0 && ap.Container != "" {
-		if err := s.Engine.HandBack(ctx, ap.Container, harbor.AgentLogs, s.Owner); err != nil {
-			s.Report.Note(a.t, "hand back the agent's logs: "+err.Error())
-		}
-	}
-	return oomKilled, nil
-}
-
 // recordMemory records, for a variant that asks (task verify's oracle),
 // the most memory the agent's container used and its limit; what the
 // engine cannot say is left out.
@@ -479,9 +320,81 @@ func (a *trialAttempt) recordMemory(ctx context.Context, container string) {
 	a.res.AgentPhase.MemoryLimit, _ = a.t.Task.MemoryBytes()
 }
 
-// evidence records what the agent did: the change since the seeded tree,
+// session is an agent phase's session: the step's user, timeout and
+// log, in the work dir given.
+func (a *trialAttempt) session(step *stepRun, workdir string) *agent.Session {
+	s := a.s
+	ap := &agent.Session{
+		Engine: s.Engine, Trial: a.t, Workdir: workdir, User: step.agentUser,
+		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: a.scratch, Owner: s.Owner,
+		Timeout: step.agentTimeout, Mask: s.Mask,
+	}
+	if ap.Timeout > 0 {
+		a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
+	}
+	return ap
+}
+
+// recordAgent records how an agent phase ended.
+func (a *trialAttempt) recordAgent(res agent.Result, oomKilled bool, err error) {
+	a.res.AgentPhase.ExitCode = res.ExitCode
+	a.res.AgentPhase.TimedOut = res.TimedOut
+	a.res.AgentPhase.Failed = res.Failed
+	a.res.AgentPhase.Steps = res.Steps
+	a.res.AgentPhase.OOMKilled = oomKilled
+	if err == nil && res.TimedOut {
+		a.s.Report.Note(a.t, "agent timed out; grading what it left")
+	}
+}
+
+// startMain starts the container the agent runs in (what, for errors),
+// registers its removal (what it wrote under handBack handed back first
+// when dirty says so), and waits for the task's healthcheck; unhealthy,
+// when set, may say better why the healthcheck failed.
+func (a *trialAttempt) startMain(ctx context.Context, spec sandbox.ContainerSpec, what, handBack string, dirty func() bool, unhealthy func() error) (string, error) {
+	s, t := a.s, a.t
+	c, err := s.Engine.Start(ctx, spec)
+	if c.ID != "" {
+		a.cleanups = append(a.cleanups, a.removeContainer(c.ID, handBack, dirty))
+	}
+	if err != nil {
+		return c.ID, fmt.Errorf("start %s: %w", what, err)
+	}
+	if hc := t.Task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
+		s.Report.Phase(t, "healthcheck")
+		if err := harbor.PollHealthcheck(ctx, s.Engine, harbor.HealthcheckRun{
+			Container: c.ID, Check: hc, User: harbor.RootIfEmpty(a.imageUser), Workdir: spec.Workdir,
+			LogPath: filepath.Join(a.dir, harbor.HealthcheckLog), Scratch: a.scratch,
+		}); err != nil {
+			if unhealthy != nil {
+				if why := unhealthy(); why != nil {
+					return c.ID, why
+				}
+			}
+			return c.ID, err
+		}
+		s.Report.Phase(t, PhaseAgent)
+	}
+	return c.ID, nil
+}
+
+// gradeRequest is a grade's request as both models make it: the task, the
+// image and work dir, the step's verifier timeout and user, the task's
+// limits.
+func (a *trialAttempt) gradeRequest(image, workdir string, step *stepRun) grader.Request {
+	s, t := a.s, a.t
+	mem, _ := t.Task.MemoryBytes()
+	a.res.GradePhase.Timeout = results.RoundSeconds(step.verifierTimeout)
+	return grader.Request{
+		Task: t.Task, Image: image, ContainerWorkDir: workdir, TrialDir: step.dir,
+		RunID: s.RunID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
+		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner, Mask: s.Mask,
+	}
+}
+
+// workdirEvidence records what the agent did: the change since the seeded tree,
 // and events from the replayed steps or recovered from the work dir.
-func (a *trialAttempt) evidence(ctx context.Context, wd *WorkDir, ag agent.Result) *grader.Evidence {
+func (a *trialAttempt) workdirEvidence(ctx context.Context, wd *WorkDir, ag agent.Result) *grader.Evidence {
 	if wd == nil {
 		a.res.Evidence.Note = "the work dir is /: no host work dir, no evidence"
 		writeEvidence(a.dir, &grader.Evidence{}, nil)
@@ -518,29 +431,6 @@ func (a *trialAttempt) evidence(ctx context.Context, wd *WorkDir, ag agent.Resul
 	a.res.Evidence.Events = len(ev.Events)
 	a.res.Evidence.DiffFiles = len(ev.DiffFiles)
 	return ev
-}
-
-// grade grades a native trial from the pristine task image with the work
-// dir mounted, on the services' network when the task has services.
-func (a *trialAttempt) grade(ctx context.Context, img sandbox.Image, wd *WorkDir, dir, agentID string, n *trialNet) (grader.Grade, error) {
-	s, t := a.s, a.t
-	mem, _ := t.Task.MemoryBytes()
-	_, verifier, _ := harbor.Timeouts(t.Task.Config, s.Multiplier)
-	req := grader.Request{
-		Task: t.Task, Image: img.Ref, ContainerWorkDir: dir, TrialDir: a.dir,
-		RunID: s.RunID, TrialID: t.ID,
-		Timeout:  verifier,
-		User:     t.Task.Config.Verifier.User,
-		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner,
-		Service: n.nativeGraderService(),
-		Mask:    s.Mask,
-	}
-	if wd != nil {
-		req.WorkDir = wd.Host
-		req.WorkDirUser = harbor.AgentUser(t.Task, sandbox.ImageInfo{User: a.imageUser})
-	}
-	a.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
-	return grader.Run(ctx, s.Engine, req)
 }
 
 // finish fills in the outcome, the reward and the spec verdicts.

@@ -1,6 +1,7 @@
 package trial
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -101,4 +102,22 @@ func envVars(env []string) map[string]string {
 		vars[k] = v
 	}
 	return vars
+}
+
+// join starts a multi-container task's other services, which main may
+// depend on, and puts main among them: the compose file's env under the
+// task's (as Harbor's env file comes after the task's compose file), and
+// its binds. A single-container task has nothing to join.
+func (n *trialNet) join(ctx context.Context, spec *sandbox.ContainerSpec) error {
+	service, binds, env, err := n.startServices(ctx)
+	if err != nil {
+		return err
+	}
+	if service != nil {
+		n.service = service
+		n.a.s.Report.Phase(n.a.t, PhaseAgent)
+		spec.Env = append(env, spec.Env...)
+		spec.Mounts = append(spec.Mounts, binds...)
+	}
+	return nil
 }

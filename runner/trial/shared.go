@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
@@ -12,7 +13,6 @@ import (
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
-	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/tamper"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -65,63 +65,66 @@ type harborTrial struct {
 	// the inspector judges only those (what the entrypoint changes when
 	// it starts again is not the agent's doing).
 	stoppedChanges map[string]bool
+	// seed is the image's copy of the work dir, the evidence's base (nil
+	// when the work dir is /), once seedDone has returned.
+	seed     *seedBase
+	seedDone func() error
 }
 
-// runHarbor runs a trial in Harbor's container model.
-func (a *trialAttempt) runHarbor(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) error {
+// newShared readies a trial in Harbor's container model: its network,
+// and the image's copy of the work dir (the evidence's base), taken while
+// the trial's container starts and the agent runs: independent work for
+// the engine, which a run's first trial would otherwise wait for.
+func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) (*harborTrial, error) {
 	n, err := newTrialNet(a, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h := &harborTrial{a: a, net: n, img: img, info: info, workdir: dir}
-	task := a.t.Task
 	h.loadCompose()
 	dir = h.workdir
-	var seed *seedBase
-	// The image's copy of the work dir, the evidence's base, is taken while
-	// the trial's container starts and the agent runs: independent work
-	// for the engine, which a run's first trial would otherwise wait for.
-	seedDone := a.asyncPhase(PhaseWorkdir, func() error {
+	wait := a.asyncPhase(PhaseWorkdir, func() error {
 		if dir == "/" {
 			return nil // the whole filesystem: no evidence
 		}
 		spec := sandbox.ContainerSpec{Image: img.Ref, RunID: a.s.RunID, TrialID: a.t.ID, Workdir: dir,
 			Labels: map[string]string{grader.LabelPhase: "seed"}}
 		var err error
-		seed, err = a.s.Seeds.get(ctx, a.s.Engine, spec, info.ID, dir, false)
+		h.seed, err = a.s.Seeds.get(ctx, a.s.Engine, spec, info.ID, dir, false)
 		return err
 	})
+	var once sync.Once
+	var seedErr error
+	h.seedDone = func() error {
+		once.Do(func() { seedErr = wait() })
+		return seedErr
+	}
+	// Whatever ends the trial, the phase is over before its result is.
+	a.cleanups = append(a.cleanups, func(context.Context) error { h.seedDone(); return nil })
+	return h, nil
+}
 
-	if len(task.Config.Steps) > 0 {
-		return h.runSteps(ctx, seedDone, func() *seedBase { return seed })
-	}
-	step, err := h.singleStep()
-	if err != nil {
-		seedDone()
-		return err
-	}
+// agentPhase runs the single step's agent; the seed is taken by then.
+func (h *harborTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Result, error) {
 	ag, err := h.agent(ctx, step)
-	if serr := seedDone(); err == nil {
+	if serr := h.seedDone(); err == nil {
 		err = serr
 	}
-	if err != nil {
-		return err
-	}
+	return ag, err
+}
+
+// inspectPhase starts the tamper inspector's read of the container (a
+// container the agent's timeout stopped is started again first), beside
+// the work dir's copy out; the verifier starts once it is done.
+func (h *harborTrial) inspectPhase(ctx context.Context, ag agent.Result) (func(), error) {
 	if err := h.restartForInspect(ctx, ag); err != nil {
-		return err
+		return nil, err
 	}
-	// The inspector reads the container while the work dir is copied out;
-	// the verifier starts once it is done.
-	inspected := a.asyncPhase(PhaseInspect, func() error {
+	wait := h.a.asyncPhase(PhaseInspect, func() error {
 		h.inspectAgent(ctx, "")
 		return nil
 	})
-	return a.conclude(ctx, ag,
-		func() *grader.Evidence { return h.evidence(ctx, seed, ag) },
-		func() (grader.Grade, error) {
-			inspected()
-			return h.grade(ctx, step)
-		})
+	return func() { wait() }, nil
 }
 
 // start starts the trial's container with the image's entrypoint, waits
@@ -146,54 +149,29 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 			return err
 		}
 	}
-	// A multi-container task's other services start first: main may
-	// depend on them.
-	service, binds, composeEnv, err := h.net.startServices(ctx)
-	if err != nil {
-		return err
-	}
-	if service != nil {
-		h.net.service = service
-		s.Report.Phase(t, PhaseAgent)
-		// The task's [environment].env is layered over the file's, as
-		// Harbor's env file comes after the task's compose file.
-		env = append(composeEnv, env...)
-		mounts = append(mounts, binds...)
-	}
-	gateway, err := h.net.gateway(ctx, service)
-	if err != nil {
-		return err
-	}
 	spec := sandbox.ContainerSpec{
-		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: h.workdir, Env: env, Service: service,
-		NetworkOf: gateway,
-		NanoCPUs:  task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
+		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: h.workdir, Env: env,
+		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
 		Network: h.net.agentNet, Reconnectable: h.net.graderNet && !h.net.agentNet,
 		Mounts: mounts, Dirs: []string{harbor.VerifierLogs},
 		Labels: map[string]string{grader.LabelPhase: "agent"},
 	}
+	if err := h.net.join(ctx, &spec); err != nil {
+		return err
+	}
+	spec.Service = h.net.service
+	if spec.NetworkOf, err = h.net.gateway(ctx, spec.Service); err != nil {
+		return err
+	}
 	h.online = h.net.agentNet
-	c, err := s.Engine.Start(ctx, spec)
-	if c.ID != "" {
-		h.container = c.ID
-		h.started = time.Now()
-		h.a.cleanups = append(h.a.cleanups, h.a.removeContainer(c.ID, harbor.Logs, func() bool { return true }))
+	started := time.Now()
+	h.container, err = h.a.startMain(ctx, spec, "the task's container", harbor.Logs, func() bool { return true },
+		func() error { return h.entrypointExited(ctx, "before its healthcheck passed") })
+	if h.container != "" {
+		h.started = started
 	}
 	if err != nil {
-		return fmt.Errorf("start the task's container: %w", err)
-	}
-	if hc := task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
-		s.Report.Phase(t, "healthcheck")
-		if err := harbor.PollHealthcheck(ctx, s.Engine, harbor.HealthcheckRun{
-			Container: c.ID, Check: hc, User: harbor.RootIfEmpty(h.info.User), Workdir: h.workdir,
-			LogPath: filepath.Join(h.a.dir, harbor.HealthcheckLog), Scratch: h.a.scratch,
-		}); err != nil {
-			if ee := h.entrypointExited(ctx, "before its healthcheck passed"); ee != nil {
-				return ee
-			}
-			return err
-		}
-		s.Report.Phase(t, PhaseAgent)
+		return err
 	}
 	// An entrypoint of the image's own may still be starting what it
 	// starts in the background (settle.go); what it started by then is
@@ -245,32 +223,13 @@ type stepRun struct {
 	collect         []tasks.CollectHook // a step's own, run after the task's
 }
 
-// singleStep is a single-step task's one run.
-func (h *harborTrial) singleStep() (*stepRun, error) {
-	task := h.a.t.Task
-	instruction, err := task.Instruction()
-	if err != nil {
-		return nil, err
-	}
-	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, h.a.s.Multiplier)
-	return &stepRun{instruction: instruction, dir: h.a.dir, agentTimeout: agentTimeout,
-		verifierTimeout: verifierTimeout, agentUser: task.Config.Agent.User, verifierUser: task.Config.Verifier.User}, nil
-}
-
 // agent runs an agent phase in the trial's container, started first when
 // it is not yet. The container is left running: the verifier runs in it
 // next.
 func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, error) {
 	s, t := h.a.s, h.a.t
-	ap := &agent.Session{
-		Engine: s.Engine, Trial: t, Workdir: h.workdir, User: step.agentUser,
-		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: h.a.scratch, Owner: s.Owner,
-		Harbor: true, OutputDir: harbor.LogsDir(h.a.dir), SolutionDir: step.solutionDir,
-		Timeout: step.agentTimeout, Mask: s.Mask,
-	}
-	if ap.Timeout > 0 {
-		h.a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
-	}
+	ap := h.a.session(step, h.workdir)
+	ap.Harbor, ap.OutputDir, ap.SolutionDir = true, harbor.LogsDir(h.a.dir), step.solutionDir
 	var res agent.Result
 	err := h.a.phase(PhaseAgent, func() error {
 		instruction := step.instruction
@@ -326,16 +285,11 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		}
 		return nil
 	})
-	h.a.res.AgentPhase.ExitCode = res.ExitCode
-	h.a.res.AgentPhase.TimedOut = res.TimedOut
-	h.a.res.AgentPhase.Failed = res.Failed
-	h.a.res.AgentPhase.Steps = res.Steps
+	oomKilled := false
 	if st, serr := s.Engine.State(ctx, h.container); serr == nil && h.container != "" {
-		h.a.res.AgentPhase.OOMKilled = st.OOMKilled
+		oomKilled = st.OOMKilled
 	}
-	if err == nil && res.TimedOut {
-		s.Report.Note(t, "agent timed out; grading what it left")
-	}
+	h.a.recordAgent(res, oomKilled, err)
 	return res, err
 }
 
@@ -365,7 +319,8 @@ var evidenceLimits = sandbox.CopyLimits{MaxBytes: 2 << 30, MaxEntries: 500000, S
 
 // evidence copies the work dir out of the container and compares it with
 // the image's, on the host.
-func (h *harborTrial) evidence(ctx context.Context, seed *seedBase, ag agent.Result) *grader.Evidence {
+func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evidence {
+	seed := h.seed
 	if seed == nil {
 		h.a.res.Evidence.Note = "the work dir is /: no evidence"
 		writeEvidence(h.a.dir, &grader.Evidence{}, nil)
@@ -383,21 +338,15 @@ func (h *harborTrial) evidence(ctx context.Context, seed *seedBase, ag agent.Res
 	}
 	wd := &WorkDir{Host: after, Container: h.workdir, Base: seed.base, shadow: seed.shadow,
 		shadowBase: seed.shadowBase, scratch: h.a.scratch, index: filepath.Join(h.a.scratch, "shadow.index")}
-	return h.a.evidence(ctx, wd, ag)
+	return h.a.workdirEvidence(ctx, wd, ag)
 }
 
 // grade grades in the trial's container, live (or from a snapshot of it,
 // for grading: snapshot).
 func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
-	mem, _ := t.Task.MemoryBytes()
-	req := grader.Request{
-		Task: t.Task, Image: h.img.Ref, ContainerWorkDir: h.workdir, TrialDir: step.dir,
-		RunID: s.RunID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
-		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner, TestsDirs: step.testsDirs,
-		Service: h.net.snapshotService(), Mask: s.Mask,
-	}
-	h.a.res.GradePhase.Timeout = results.RoundSeconds(req.Timeout)
+	req := h.a.gradeRequest(h.img.Ref, h.workdir, step)
+	req.TestsDirs, req.Service = step.testsDirs, h.net.snapshotService()
 	var err error
 	sepEnv, separate := h.separateEnv(step)
 	if separate {
