@@ -13,7 +13,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
-	"github.com/flightdeck/flightdeck/runner/trial"
+	"github.com/flightdeck/flightdeck/runner/trialnet"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -116,14 +116,14 @@ func buildOne(ctx context.Context, imgs *images.Set, cfg suite.Config, t *tasks.
 		return lines
 	}
 	// A multi-container task's services, built or found as a trial would.
-	c, err := trial.LoadCompose(t)
+	c, err := trialnet.LoadCompose(t)
 	if err != nil {
 		return append(lines, BuildLine{Task: t.ID + "/services", Err: err})
 	}
 	for _, svc := range c.Services {
 		log := filepath.Join(imgs.LogDir(), text.FileName(t.ID)+"."+svc.Name+".log")
 		start := time.Now()
-		img, err := imgs.Engine().EnsureImage(ctx, trial.ServiceBuildSpec(t, svc, imgs.Map(), cfg.TimeoutMultiplier, log))
+		img, err := imgs.Engine().EnsureImage(ctx, trialnet.ServiceBuildSpec(t, svc, imgs.Map(), cfg.TimeoutMultiplier, log))
 		if err == nil && imgs.Touch != nil {
 			imgs.Touch(img.Ref)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner/suite"
-	"github.com/flightdeck/flightdeck/runner/trial"
+	"github.com/flightdeck/flightdeck/runner/trialnet"
 )
 
 // composeTask writes a multi-container task whose main depends on the
@@ -66,7 +66,7 @@ func TestEngineComposeServiceFails(t *testing.T) {
 			assert.Contains(t, r.Error, tc.want)
 			assert.Contains(t, r.Error, "services/side.log")
 			if tc.log != "" {
-				assert.Contains(t, readFile(t, filepath.Join(rec.Dir, name+"__oracle__1", trial.ServicesDir, "side.log")), tc.log)
+				assert.Contains(t, readFile(t, filepath.Join(rec.Dir, name+"__oracle__1", trialnet.ServicesDir, "side.log")), tc.log)
 			}
 			assertNoLeftovers(t, eng, rec.RunID)
 		})

@@ -389,3 +389,14 @@ func (e *Defect) Unwrap() error { return e.Err }
 
 // defect marks err as the task's defect.
 func defect(err error) error { return &Defect{Err: err} }
+
+// AddMapped adds the substitutions of another image the trial used (a
+// service's, a separate verifier's) to those it records, once each.
+func AddMapped(have, more []string) []string {
+	for _, m := range more {
+		if !slices.Contains(have, m) {
+			have = append(have, m)
+		}
+	}
+	return have
+}

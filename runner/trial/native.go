@@ -12,6 +12,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trialnet"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -25,7 +26,7 @@ import (
 // nativeTrial is the state of one trial in the native model.
 type nativeTrial struct {
 	a   *trialAttempt
-	net *trialNet
+	net *trialnet.Net
 	img sandbox.Image
 	// base is the agent's container as the task sets it: the image, the
 	// work dir, the env and the limits.
@@ -37,11 +38,11 @@ type nativeTrial struct {
 // settings and its work dir on the host (the workdir phase).
 func (a *trialAttempt) newNative(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) (*nativeTrial, error) {
 	task := a.t.Task
-	n, err := newTrialNet(a, true)
+	n, err := a.newNet(true)
 	if err != nil {
 		return nil, err
 	}
-	if c := n.composeFile; c != nil && c.Main.Workdir != "" && task.Config.Environment.Workdir == "" {
+	if c := n.ComposeFile; c != nil && c.Main.Workdir != "" && task.Config.Environment.Workdir == "" {
 		dir = c.Main.Workdir
 		a.res.WorkDir = dir
 	}
@@ -112,7 +113,7 @@ func (m *nativeTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Resu
 	err := a.phase(PhaseAgent, func() error {
 		// The services start even for nop: the grade reaches them.
 		spec := m.base
-		if err := m.net.join(ctx, &spec); err != nil {
+		if err := m.net.Join(ctx, &spec); err != nil {
 			return err
 		}
 		if t.Variant.Agent != suite.AgentNop {
@@ -140,10 +141,10 @@ func (m *nativeTrial) startAgent(ctx context.Context, spec sandbox.ContainerSpec
 	a, t := m.a, m.a.t
 	spec.Name = "agent-" + t.ID
 	spec.User = t.Task.Config.Agent.User
-	spec.Network = m.net.agentNet
-	spec.Service = m.net.nativeService()
+	spec.Network = m.net.AgentNet
+	spec.Service = m.net.NativeService()
 	var err error
-	if spec.NetworkOf, err = m.net.gateway(ctx, spec.Service); err != nil {
+	if spec.NetworkOf, err = m.net.Gateway(ctx, spec.Service); err != nil {
 		return err
 	}
 	if m.wd != nil {
@@ -202,7 +203,7 @@ func (m *nativeTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evi
 func (m *nativeTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
 	a := m.a
 	req := a.gradeRequest(m.img.Ref, m.base.Workdir, step)
-	req.Service = m.net.nativeGraderService()
+	req.Service = m.net.NativeGraderService()
 	if m.wd != nil {
 		req.WorkDir = m.wd.Host
 		req.WorkDirUser = harbor.AgentUser(a.t.Task, sandbox.ImageInfo{User: a.imageUser})

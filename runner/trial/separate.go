@@ -14,6 +14,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -56,7 +57,7 @@ func (h *harborTrial) containerOf(service string) string {
 	if service == "" || service == tasks.MainService {
 		return h.container
 	}
-	return h.net.serviceContainer(service)
+	return h.net.ServiceContainer(service)
 }
 
 // separateGrade grades a trial (or a step) in a separate verifier's container.
@@ -85,7 +86,7 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 	}
 	req.Image, req.Harbor, req.KeepEntrypoint, req.ImageTests = img, true, true, true
 	req.ContainerWorkDir = env.Workdir // "": the image's own
-	req.Network = h.net.graderNet
+	req.Network = h.net.GraderNet
 	req.NanoCPUs, req.MemoryBytes = 0, env.MemoryMB<<20
 	if env.CPUs > 0 {
 		req.NanoCPUs = int64(env.CPUs * 1e9)
@@ -155,7 +156,7 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 	if err != nil {
 		return "", fmt.Errorf("the separate verifier's image: %w", err)
 	}
-	h.a.res.MappedImages = addMapped(h.a.res.MappedImages, img.Mapped)
+	h.a.res.MappedImages = images.AddMapped(h.a.res.MappedImages, img.Mapped)
 	s.touch(img.Ref)
 	return img.Ref, nil
 }

@@ -51,7 +51,7 @@ func (h *harborTrial) needsSettle() bool {
 	if hc := h.a.t.Task.Config.Environment.Healthcheck; hc != nil && hc.Command != "" {
 		return false
 	}
-	if c := h.net.composeFile; c != nil && c.Main.Entrypoint != nil {
+	if c := h.net.ComposeFile; c != nil && c.Main.Entrypoint != nil {
 		return len(c.Main.Entrypoint) > 0
 	}
 	return len(h.info.Entrypoint) > 0

@@ -15,6 +15,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/tamper"
+	"github.com/flightdeck/flightdeck/runner/trialnet"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -37,13 +38,12 @@ const containerLog = "container.log"
 // harborTrial is the state of one trial in Harbor's container model.
 type harborTrial struct {
 	a         *trialAttempt
-	net       *trialNet
+	net       *trialnet.Net
 	img       sandbox.Image
 	info      sandbox.ImageInfo
 	workdir   string // the work dir in the container
 	container string // the trial's one container
 	started   time.Time
-	online    bool // the container is on the network now
 	// before are the container's processes when the first agent phase
 	// began (or when it was started again): the image's entrypoint's,
 	// listed by beforeAt.
@@ -76,7 +76,7 @@ type harborTrial struct {
 // the trial's container starts and the agent runs: independent work for
 // the engine, which a run's first trial would otherwise wait for.
 func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) (*harborTrial, error) {
-	n, err := newTrialNet(a, false)
+	n, err := a.newNet(false)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +127,21 @@ func (h *harborTrial) inspectPhase(ctx context.Context, ag agent.Result) (func()
 	return func() { wait() }, nil
 }
 
+// loadCompose applies a multi-container task's compose file to the work
+// dir: main's working_dir there is the work dir when task.toml sets none
+// (Harbor's env file comes after the task's file, so
+// [environment].workdir wins over it).
+func (h *harborTrial) loadCompose() {
+	c := h.net.ComposeFile
+	if c == nil {
+		return
+	}
+	if wd := c.Main.Workdir; wd != "" && h.a.t.Task.Config.Environment.Workdir == "" {
+		h.workdir = wd
+		h.a.res.WorkDir = wd
+	}
+}
+
 // start starts the trial's container with the image's entrypoint, waits
 // for its healthcheck, and checks that the entrypoint is still running.
 func (h *harborTrial) start(ctx context.Context, instruction string) error {
@@ -152,18 +167,17 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	spec := sandbox.ContainerSpec{
 		Image: h.img.Ref, Name: "main-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: h.workdir, Env: env,
 		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
-		Network: h.net.agentNet, Reconnectable: h.net.graderNet && !h.net.agentNet,
+		Network: h.net.AgentNet, Reconnectable: h.net.GraderNet && !h.net.AgentNet,
 		Mounts: mounts, Dirs: []string{harbor.VerifierLogs},
 		Labels: map[string]string{grader.LabelPhase: "agent"},
 	}
-	if err := h.net.join(ctx, &spec); err != nil {
+	if err := h.net.Join(ctx, &spec); err != nil {
 		return err
 	}
-	spec.Service = h.net.service
-	if spec.NetworkOf, err = h.net.gateway(ctx, spec.Service); err != nil {
+	spec.Service = h.net.Service
+	if spec.NetworkOf, err = h.net.Gateway(ctx, spec.Service); err != nil {
 		return err
 	}
-	h.online = h.net.agentNet
 	started := time.Now()
 	h.container, err = h.a.startMain(ctx, spec, "the task's container", harbor.Logs, func() bool { return true },
 		func() error { return h.entrypointExited(ctx, "before its healthcheck passed") })
@@ -346,11 +360,11 @@ func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evi
 func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
 	req := h.a.gradeRequest(h.img.Ref, h.workdir, step)
-	req.TestsDirs, req.Service = step.testsDirs, h.net.snapshotService()
+	req.TestsDirs, req.Service = step.testsDirs, h.net.SnapshotService()
 	var err error
 	sepEnv, separate := h.separateEnv(step)
 	if separate {
-		if req.NetworkOf, err = h.net.graderGateway(ctx); err != nil {
+		if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
 		return h.separateGrade(ctx, step, sepEnv, req)
@@ -366,7 +380,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		return grader.Grade{}, err
 	}
 	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {
-		if req.NetworkOf, err = h.net.graderGateway(ctx); err != nil {
+		if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
 		h.a.res.GradePhase.Mode = suite.GradingSnapshot
@@ -445,9 +459,9 @@ func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEnt
 // filesystem as the agent left it) and on the verifier's network.
 func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 	eng := h.a.s.Engine
-	who, net := "the verifier", h.net.graderNet
+	who := "the verifier"
 	if forAgent {
-		who, net = "the agent", h.net.agentNet
+		who = "the agent"
 	}
 	st, err := eng.State(ctx, h.container)
 	if err != nil {
@@ -469,21 +483,5 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		}
 		h.beforeAt = time.Now()
 	}
-	if h.net.egress != nil {
-		pol := h.net.graderPol
-		if forAgent {
-			pol = h.net.agentPol
-		}
-		if !samePolicy(pol, h.net.egress.applied) {
-			return h.net.applyPolicy(ctx, pol)
-		}
-		return nil
-	}
-	if net != h.online {
-		if err := eng.SetNetwork(ctx, h.container, net); err != nil {
-			return fmt.Errorf("give %s its network: %w", who, err)
-		}
-		h.online = net
-	}
-	return nil
+	return h.net.Enter(ctx, h.container, forAgent)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trialnet"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -318,6 +319,22 @@ func (a *trialAttempt) recordMemory(ctx context.Context, container string) {
 		a.res.AgentPhase.PeakMemory = peak
 	}
 	a.res.AgentPhase.MemoryLimit, _ = a.t.Task.MemoryBytes()
+}
+
+// newNet is the trial's network (package trialnet), which knows of the
+// trial only its engine, ids, task, dirs and cleanups.
+func (a *trialAttempt) newNet(native bool) (*trialnet.Net, error) {
+	s, t := a.s, a.t
+	return trialnet.New(trialnet.Trial{
+		Engine: s.Engine, RunID: s.RunID, TrialID: t.ID, Task: t.Task,
+		Native: native, VerifierOffline: t.Variant.VerifierOffline,
+		Dir: a.dir, Scratch: a.scratch, Keep: s.Keep, Images: s.Images, Multiplier: s.Multiplier,
+		Phase: func(name string) { s.Report.Phase(t, name) },
+		Defer: func(f func(context.Context) error) { a.cleanups = append(a.cleanups, f) },
+		Remove: func(id string) func(context.Context) error {
+			return a.removeContainer(id, "", func() bool { return false })
+		},
+	})
 }
 
 // session is an agent phase's session: the step's user, timeout and

@@ -1,4 +1,4 @@
-package trial
+package trialnet
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -39,26 +39,26 @@ type composeTrial struct {
 
 // startServices starts the services of a multi-container task and returns
 // what main adds to its container; nil for a single-container task.
-func (h *trialNet) startServices(ctx context.Context) (*sandbox.ServiceSpec, []sandbox.Mount, []string, error) {
-	c := h.composeFile
+func (n *Net) startServices(ctx context.Context) (*sandbox.ServiceSpec, []sandbox.Mount, []string, error) {
+	c := n.ComposeFile
 	if c == nil {
 		return nil, nil, nil, nil
 	}
-	h.a.s.Report.Phase(h.a.t, "services")
+	n.tr.Phase("services")
 	ct := &composeTrial{volumes: map[string]string{}, containers: map[string]string{}, started: map[string]time.Time{}}
-	h.compose = ct
-	if err := h.composeObjects(ctx, c, ct); err != nil {
+	n.compose = ct
+	if err := n.composeObjects(ctx, c, ct); err != nil {
 		return nil, nil, nil, err
 	}
 	for _, svc := range c.Services {
-		if err := h.waitFor(ctx, ct, svc.Name, svc.DependsOn); err != nil {
+		if err := n.waitFor(ctx, ct, svc.Name, svc.DependsOn); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := h.startService(ctx, ct, svc); err != nil {
+		if err := n.startService(ctx, ct, svc); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	if err := h.waitFor(ctx, ct, tasks.MainService, c.Main.DependsOn); err != nil {
+	if err := n.waitFor(ctx, ct, tasks.MainService, c.Main.DependsOn); err != nil {
 		return nil, nil, nil, err
 	}
 	main := c.Main
@@ -71,51 +71,36 @@ func (h *trialNet) startServices(ctx context.Context) (*sandbox.ServiceSpec, []s
 	return spec, binds, main.Env, nil
 }
 
-// loadCompose applies a multi-container task's compose file to the work
-// dir: main's working_dir there is the work dir when task.toml sets none
-// (Harbor's env file comes after the task's file, so
-// [environment].workdir wins over it).
-func (h *harborTrial) loadCompose() {
-	c := h.net.composeFile
-	if c == nil {
-		return
-	}
-	if wd := c.Main.Workdir; wd != "" && h.a.t.Task.Config.Environment.Workdir == "" {
-		h.workdir = wd
-		h.a.res.WorkDir = wd
-	}
-}
-
 // composeObjects makes the trial's network and volumes, each removed when
 // the trial ends. The network has no route out when a phase of the trial
 // has no network: main then reaches the services on it and, in a phase
 // with a network, the outside through the default network as well.
-func (h *trialNet) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeTrial) error {
-	s, t := h.a.s, h.a.t
+func (n *Net) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeTrial) error {
+	s := &n.tr
 	// Behind an egress gateway the network has a route out: the gateway
 	// decides what main reaches. A native trial's network has none: its
 	// grade reaches the services there and nothing else, and a phase with
 	// a network gets the engine's default network besides (the gateway
 	// too).
-	internal := h.native || (!(h.agentNet && h.graderNet) && !h.egressNeeded())
-	name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: t.ID, Internal: internal})
+	internal := n.tr.Native || (!(n.AgentNet && n.GraderNet) && !n.egressNeeded())
+	name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: s.TrialID, Internal: internal})
 	if err != nil {
 		return fmt.Errorf("the services' network: %w", err)
 	}
 	ct.network, ct.internal = name, internal
-	h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
+	n.tr.Defer(func(cctx context.Context) error {
 		if s.Keep {
 			return nil
 		}
 		return s.Engine.RemoveNetwork(cctx, name)
 	})
 	for _, v := range c.Volumes {
-		vol, err := s.Engine.CreateVolume(ctx, s.RunID, t.ID, v)
+		vol, err := s.Engine.CreateVolume(ctx, s.RunID, s.TrialID, v)
 		if err != nil {
 			return fmt.Errorf("volume %s: %w", v, err)
 		}
 		ct.volumes[v] = vol
-		h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
+		n.tr.Defer(func(cctx context.Context) error {
 			if s.Keep {
 				return nil
 			}
@@ -141,15 +126,15 @@ func (ct *composeTrial) mounts(svc tasks.ComposeService) ([]sandbox.VolumeMount,
 
 // startService gets a service's image and starts its container; its output
 // is kept in services/<name>.log when the trial ends.
-func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks.ComposeService) error {
-	s, t := h.a.s, h.a.t
-	img, err := h.serviceImage(ctx, svc)
+func (n *Net) startService(ctx context.Context, ct *composeTrial, svc tasks.ComposeService) error {
+	s := &n.tr
+	img, err := n.serviceImage(ctx, svc)
 	if err != nil {
 		return err
 	}
 	vols, binds := ct.mounts(svc)
 	spec := sandbox.ContainerSpec{
-		Image: img, Name: svc.Name + "-" + t.ID, RunID: s.RunID, TrialID: t.ID, Workdir: svc.Workdir,
+		Image: img, Name: svc.Name + "-" + s.TrialID, RunID: s.RunID, TrialID: s.TrialID, Workdir: svc.Workdir,
 		Env: svc.Env, User: svc.User, NoInit: !svc.Init, Mounts: binds,
 		Labels: map[string]string{grader.LabelPhase: "service", labelService: svc.Name},
 		Service: &sandbox.ServiceSpec{
@@ -161,9 +146,9 @@ func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks
 	if c.ID != "" {
 		ct.containers[svc.Name] = c.ID
 		ct.started[svc.Name] = time.Now()
-		remove := h.a.removeContainer(c.ID, "", func() bool { return false })
-		log := h.serviceLog(svc.Name)
-		h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
+		remove := n.tr.Remove(c.ID)
+		log := n.serviceLog(svc.Name)
+		n.tr.Defer(func(cctx context.Context) error {
 			s.Engine.Logs(cctx, c.ID, log, 1<<20)
 			return remove(cctx)
 		})
@@ -174,30 +159,30 @@ func (h *trialNet) startService(ctx context.Context, ct *composeTrial, svc tasks
 	return nil
 }
 
-// serviceContainer is the container of a multi-container task's service;
+// ServiceContainer is the container of a multi-container task's service;
 // "" when there is none.
-func (h *trialNet) serviceContainer(name string) string {
-	if h.compose == nil {
+func (n *Net) ServiceContainer(name string) string {
+	if n.compose == nil {
 		return ""
 	}
-	return h.compose.containers[name]
+	return n.compose.containers[name]
 }
 
 // labelService names the compose service a container runs.
 const labelService = "flightdeck.service"
 
-func (h *trialNet) serviceLog(name string) string {
-	dir := filepath.Join(h.a.dir, ServicesDir)
+func (n *Net) serviceLog(name string) string {
+	dir := filepath.Join(n.tr.Dir, ServicesDir)
 	os.MkdirAll(dir, 0o755)
 	return filepath.Join(dir, name+".log")
 }
 
 // serviceImage builds a service's image (cached by content, as task images
 // are) or finds its image: locally, through the image map.
-func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
-	s, t := h.a.s, h.a.t
-	spec := ServiceBuildSpec(t.Task, svc, s.Images.Map(), s.Multiplier,
-		filepath.Join(h.a.dir, ServicesDir, svc.Name+".build.log"))
+func (n *Net) serviceImage(ctx context.Context, svc tasks.ComposeService) (string, error) {
+	s := &n.tr
+	spec := ServiceBuildSpec(s.Task, svc, s.Images.Map(), s.Multiplier,
+		filepath.Join(n.tr.Dir, ServicesDir, svc.Name+".build.log"))
 	if err := os.MkdirAll(filepath.Dir(spec.LogPath), 0o755); err != nil {
 		return "", err
 	}
@@ -212,7 +197,7 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		if !filepath.IsAbs(df) {
 			df = filepath.Join(spec.ContextDir, df)
 		}
-		added, ferr := s.Images.StandInForBuild(ctx, df, t.Task.Dir)
+		added, ferr := s.Images.StandInForBuild(ctx, df, s.Task.Dir)
 		if ferr != nil {
 			return "", fmt.Errorf("image of service %s: %w", svc.Name, ferr)
 		}
@@ -225,7 +210,7 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 		// The substitution rule holds for a service's image as for the
 		// task's base.
 		where := func(string) string {
-			return fmt.Sprintf("%s: services.%s.image", filepath.Join(filepath.Base(t.Task.Dir), tasks.EnvironmentDir, "docker-compose.yaml"), svc.Name)
+			return fmt.Sprintf("%s: services.%s.image", filepath.Join(filepath.Base(s.Task.Dir), tasks.EnvironmentDir, "docker-compose.yaml"), svc.Name)
 		}
 		added, ferr := s.Images.StandInFor(ctx, []string{svc.Image}, where)
 		if ferr != nil {
@@ -239,8 +224,10 @@ func (h *trialNet) serviceImage(ctx context.Context, svc tasks.ComposeService) (
 	if err != nil {
 		return "", fmt.Errorf("image of service %s: %w", svc.Name, err)
 	}
-	h.a.res.MappedImages = addMapped(h.a.res.MappedImages, img.Mapped)
-	s.touch(img.Ref)
+	n.Mapped = images.AddMapped(n.Mapped, img.Mapped)
+	if s.Images.Touch != nil {
+		s.Images.Touch(img.Ref)
+	}
 	return img.Ref, nil
 }
 
@@ -268,7 +255,7 @@ var errServiceFailed = errors.New("service failed")
 // waitFor waits until each dependency of a service meets its condition:
 // started (it was), healthy (the engine's healthcheck says so) or
 // completed successfully (it exited 0).
-func (h *trialNet) waitFor(ctx context.Context, ct *composeTrial, who string, deps []tasks.ComposeDependency) error {
+func (n *Net) waitFor(ctx context.Context, ct *composeTrial, who string, deps []tasks.ComposeDependency) error {
 	for _, d := range deps {
 		id, ok := ct.containers[d.Service]
 		if !ok {
@@ -277,7 +264,7 @@ func (h *trialNet) waitFor(ctx context.Context, ct *composeTrial, who string, de
 		if d.Condition == tasks.ConditionStarted {
 			continue
 		}
-		if err := h.waitCondition(ctx, id, d); err != nil {
+		if err := n.waitCondition(ctx, id, d); err != nil {
 			return fmt.Errorf("%s waits for %s to be %s: %w (its output is in %s/%s.log)", who, d.Service,
 				strings.TrimPrefix(d.Condition, "service_"), err, ServicesDir, d.Service)
 		}
@@ -289,13 +276,13 @@ func (h *trialNet) waitFor(ctx context.Context, ct *composeTrial, who string, de
 // context bounds it too.
 const serviceWait = 5 * time.Minute
 
-func (h *trialNet) waitCondition(ctx context.Context, id string, d tasks.ComposeDependency) error {
+func (n *Net) waitCondition(ctx context.Context, id string, d tasks.ComposeDependency) error {
 	ctx, cancel := context.WithTimeout(ctx, serviceWait)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		st, err := h.a.s.Engine.State(ctx, id)
+		st, err := n.tr.Engine.State(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -327,15 +314,4 @@ func (h *trialNet) waitCondition(ctx context.Context, id string, d tasks.Compose
 		case <-tick.C:
 		}
 	}
-}
-
-// addMapped adds the substitutions of another image the trial used (a
-// service's, a separate verifier's) to those it records, once each.
-func addMapped(have, more []string) []string {
-	for _, m := range more {
-		if !slices.Contains(have, m) {
-			have = append(have, m)
-		}
-	}
-	return have
 }

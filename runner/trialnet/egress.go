@@ -1,4 +1,4 @@
-package trial
+package trialnet
 
 import (
 	"context"
@@ -44,17 +44,17 @@ type egressGate struct {
 }
 
 // egressNeeded reports whether a phase of the trial is an allowlist.
-func (h *trialNet) egressNeeded() bool {
-	return h.agentPol.Mode == harbor.NetworkAllowlist || h.graderPol.Mode == harbor.NetworkAllowlist
+func (n *Net) egressNeeded() bool {
+	return n.AgentPol.Mode == harbor.NetworkAllowlist || n.GraderPol.Mode == harbor.NetworkAllowlist
 }
 
 // startEgress builds (once, cached by content) and starts the trial's
-// gateway on network under aliases, and applies the agent's policy. On a
+// Gateway on network under aliases, and applies the agent's policy. On a
 // network with no route out, the gateway gets the engine's default
 // network besides, for its own.
-func (h *trialNet) startEgress(ctx context.Context, network string, aliases []string, routeOut bool) error {
-	s, t := h.a.s, h.a.t
-	dir, err := os.MkdirTemp(h.a.scratch, "egress-")
+func (n *Net) startEgress(ctx context.Context, network string, aliases []string, routeOut bool) error {
+	s := &n.tr
+	dir, err := os.MkdirTemp(n.tr.Scratch, "egress-")
 	if err != nil {
 		return err
 	}
@@ -63,37 +63,39 @@ func (h *trialNet) startEgress(ctx context.Context, network string, aliases []st
 		return err
 	}
 	img, err := s.Engine.EnsureImage(ctx, sandbox.BuildSpec{
-		Name: "egress", ContextDir: dir, Timeout: 10 * time.Minute, LogPath: filepath.Join(h.a.dir, egressBuildLog),
+		Name: "egress", ContextDir: dir, Timeout: 10 * time.Minute, LogPath: filepath.Join(n.tr.Dir, egressBuildLog),
 	})
 	if err != nil {
 		return fmt.Errorf("the egress gateway's image: %w", err)
 	}
-	s.touch(img.Ref)
+	if s.Images.Touch != nil {
+		s.Images.Touch(img.Ref)
+	}
 	c, err := s.Engine.Start(ctx, sandbox.ContainerSpec{
-		Image: img.Ref, Name: "egress-" + t.ID, RunID: s.RunID, TrialID: t.ID, NetAdmin: true,
+		Image: img.Ref, Name: "egress-" + s.TrialID, RunID: s.RunID, TrialID: s.TrialID, NetAdmin: true,
 		Network: routeOut,
 		Labels:  map[string]string{grader.LabelPhase: "egress"},
 		Service: &sandbox.ServiceSpec{NetworkName: network, Aliases: aliases, Cmd: []string{"sleep", "infinity"}},
 	})
 	if c.ID != "" {
-		h.egress = &egressGate{id: c.ID}
-		h.a.cleanups = append(h.a.cleanups, h.a.removeContainer(c.ID, "", func() bool { return false }))
+		n.egress = &egressGate{id: c.ID}
+		n.tr.Defer(n.tr.Remove(c.ID))
 	}
 	if err != nil {
 		return fmt.Errorf("start the egress gateway: %w", err)
 	}
-	return h.applyPolicy(ctx, h.agentPol)
+	return n.applyPolicy(ctx, n.AgentPol)
 }
 
 // applyPolicy puts a phase's network policy in force in the gateway.
-func (h *trialNet) applyPolicy(ctx context.Context, p harbor.Policy) error {
+func (n *Net) applyPolicy(ctx context.Context, p harbor.Policy) error {
 	mode := p.Mode
 	if mode == harbor.NetworkNone {
 		mode = "none"
 	}
-	log := filepath.Join(h.a.scratch, "egress.log")
+	log := filepath.Join(n.tr.Scratch, "egress.log")
 	cmd := append([]string{"sh", "-c", egressScript, "egress.sh", mode}, p.Hosts...)
-	res, err := h.a.s.Engine.Exec(ctx, h.egress.id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: log, Timeout: time.Minute})
+	res, err := n.tr.Engine.Exec(ctx, n.egress.id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: log, Timeout: time.Minute})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		out, _ := os.ReadFile(log)
 		err = fmt.Errorf("exit %d: %s", res.ExitCode, text.LastLines(string(out), 5))
@@ -101,7 +103,7 @@ func (h *trialNet) applyPolicy(ctx context.Context, p harbor.Policy) error {
 	if err != nil {
 		return fmt.Errorf("apply the %s network policy in the egress gateway: %w", p.Mode, err)
 	}
-	h.egress.applied = p
+	n.egress.applied = p
 	return nil
 }
 
@@ -110,75 +112,75 @@ func samePolicy(a, b harbor.Policy) bool {
 	return a.Mode == b.Mode && slices.Equal(a.Hosts, b.Hosts)
 }
 
-// gateway starts the trial's egress gateway when a phase is an allowlist,
+// Gateway starts the trial's egress gateway when a phase is an allowlist,
 // and returns its container, which main joins ("" without one). It takes
 // main's place on the services' network (service, nil for a
 // single-container task), else on a network of its own.
-func (h *trialNet) gateway(ctx context.Context, service *sandbox.ServiceSpec) (string, error) {
-	if !h.egressNeeded() {
+func (n *Net) Gateway(ctx context.Context, service *sandbox.ServiceSpec) (string, error) {
+	if !n.egressNeeded() {
 		return "", nil
 	}
-	s, t := h.a.s, h.a.t
+	s := &n.tr
 	network, aliases, routeOut := "", []string{"main"}, false
 	if service != nil {
-		network, aliases, routeOut = service.NetworkName, service.Aliases, h.compose.internal
+		network, aliases, routeOut = service.NetworkName, service.Aliases, n.compose.internal
 		service.NetworkName = ""
 	} else {
-		name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: t.ID})
+		name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: s.TrialID})
 		if err != nil {
 			return "", fmt.Errorf("the egress gateway's network: %w", err)
 		}
 		network = name
-		h.a.cleanups = append(h.a.cleanups, func(cctx context.Context) error {
+		n.tr.Defer(func(cctx context.Context) error {
 			if s.Keep {
 				return nil
 			}
 			return s.Engine.RemoveNetwork(cctx, name)
 		})
 	}
-	if err := h.startEgress(ctx, network, aliases, routeOut); err != nil {
+	if err := n.startEgress(ctx, network, aliases, routeOut); err != nil {
 		return "", err
 	}
-	h.egress.network, h.egress.aliases = network, aliases
-	return h.egress.id, nil
+	n.egress.network, n.egress.aliases = network, aliases
+	return n.egress.id, nil
 }
 
-// snapshotService is main's place among the trial's services for a grade
+// SnapshotService is main's place among the trial's services for a grade
 // in a fresh container (a snapshot): main's own, or, behind an egress
 // gateway, the trial's network under main's names when the verifier's
 // phase is public, main's own behind the gateway when it is an allowlist
 // (graderGateway), and none when it has no network.
-func (h *trialNet) snapshotService() *sandbox.ServiceSpec {
-	if h.egress == nil {
-		return h.service
+func (n *Net) SnapshotService() *sandbox.ServiceSpec {
+	if n.egress == nil {
+		return n.Service
 	}
-	switch h.graderPol.Mode {
+	switch n.GraderPol.Mode {
 	case harbor.NetworkAllowlist:
-		return h.service
+		return n.Service
 	case harbor.NetworkNone:
 		return nil
 	}
 	svc := &sandbox.ServiceSpec{}
-	if h.service != nil {
-		c := *h.service
+	if n.Service != nil {
+		c := *n.Service
 		svc = &c
 	}
-	svc.NetworkName, svc.Aliases = h.egress.network, h.egress.aliases
+	svc.NetworkName, svc.Aliases = n.egress.network, n.egress.aliases
 	return svc
 }
 
-// graderGateway puts the verifier's allowlist in force on the trial's
+// GraderGateway puts the verifier's allowlist in force on the trial's
 // egress gateway for a grade in a fresh container (a snapshot, a separate
 // verifier), which joins the gateway's network namespace as main did; ""
 // when the verifier's phase is not an allowlist.
-func (h *trialNet) graderGateway(ctx context.Context) (string, error) {
-	if h.egress == nil || h.graderPol.Mode != harbor.NetworkAllowlist {
+func (n *Net) GraderGateway(ctx context.Context) (string, error) {
+	if n.egress == nil || n.GraderPol.Mode != harbor.NetworkAllowlist {
 		return "", nil
 	}
-	if !samePolicy(h.graderPol, h.egress.applied) {
-		if err := h.applyPolicy(ctx, h.graderPol); err != nil {
+	if !samePolicy(n.GraderPol, n.egress.applied) {
+		if err := n.applyPolicy(ctx, n.GraderPol); err != nil {
 			return "", err
 		}
 	}
-	return h.egress.id, nil
+	return n.egress.id, nil
 }
