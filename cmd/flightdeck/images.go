@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
+	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -209,27 +208,6 @@ func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
-// bundleManifest is a bundle's manifest.json: what it holds, to check a
-// load by.
-type bundleManifest struct {
-	Schema  int           `json:"schema"`
-	Created time.Time     `json:"created"`
-	Images  []bundleImage `json:"images"` // task images
-	Bases   []bundleImage `json:"bases"`  // the images they were built from
-}
-
-type bundleImage struct {
-	Task string `json:"task,omitempty"`
-	Ref  string `json:"ref"`
-	ID   string `json:"id"`
-}
-
-const (
-	bundleSchema  = 1
-	manifestEntry = "manifest.json"
-	imagesEntry   = "images.tar"
-)
-
 // suiteFlags are the flags that choose a suite's or dataset's tasks, for
 // the commands that build them without running them.
 func suiteFlags(fs *pflag.FlagSet, f *runFlags) {
@@ -385,9 +363,13 @@ func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	m, refs, err := manifestFor(ctx, d, lines)
+	built := make([]images.Built, len(lines))
+	for i, l := range lines {
+		built[i] = images.Built{Task: l.Task, Ref: l.Ref, Bases: l.Bases}
+	}
+	m, refs, err := images.ManifestFor(ctx, d, built)
 	if err == nil {
-		err = writeBundle(ctx, d, bundle, m, refs)
+		err = images.WriteBundle(ctx, d, bundle, m, refs)
 	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images save: %v\n", err)
@@ -396,97 +378,6 @@ func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
 	st, _ := os.Stat(bundle)
 	fmt.Fprintf(env.stdout, "images save: %d task images and %d base images → %s (%s)\n", len(m.Images), len(m.Bases), bundle, imagecache.HumanSize(st.Size()))
 	return exitOK
-}
-
-// manifestFor lists the built images and their bases with their IDs.
-func manifestFor(ctx context.Context, d *sandbox.Docker, lines []runner.BuildLine) (bundleManifest, []string, error) {
-	m := bundleManifest{Schema: bundleSchema, Created: time.Now().UTC(), Images: []bundleImage{}, Bases: []bundleImage{}}
-	seen := map[string]bool{}
-	var refs []string
-	add := func(list *[]bundleImage, task, ref string) error {
-		if seen[ref] {
-			return nil
-		}
-		seen[ref] = true
-		id, err := d.ImageID(ctx, ref)
-		if err != nil {
-			return err
-		}
-		if id == "" {
-			return fmt.Errorf("%s is not on the engine", ref)
-		}
-		*list = append(*list, bundleImage{Task: task, Ref: ref, ID: id})
-		refs = append(refs, ref)
-		return nil
-	}
-	for _, l := range lines {
-		if err := add(&m.Images, l.Task, l.Ref); err != nil {
-			return m, nil, err
-		}
-	}
-	for _, l := range lines {
-		for _, b := range l.Bases {
-			if err := add(&m.Bases, "", b); err != nil {
-				return m, nil, err
-			}
-		}
-	}
-	return m, refs, nil
-}
-
-// writeBundle writes manifest.json and the images' `docker save` stream
-// into one tar, atomically: a failed save leaves no bundle.
-func writeBundle(ctx context.Context, d *sandbox.Docker, path string, m bundleManifest, refs []string) error {
-	saved, err := os.CreateTemp(filepath.Dir(path), ".images-*.tar")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(saved.Name())
-	defer saved.Close()
-	if err := d.SaveImages(ctx, refs, saved); err != nil {
-		return err
-	}
-	size, err := saved.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return err
-	}
-	if _, err := saved.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	out, err := os.CreateTemp(filepath.Dir(path), ".bundle-*.tar")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(out.Name())
-	defer out.Close()
-	tw := tar.NewWriter(out)
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	if err := tw.WriteHeader(&tar.Header{Name: manifestEntry, Mode: 0o644, Size: int64(len(data)), ModTime: now}); err != nil {
-		return err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return err
-	}
-	if err := tw.WriteHeader(&tar.Header{Name: imagesEntry, Mode: 0o644, Size: size, ModTime: now}); err != nil {
-		return err
-	}
-	if _, err := io.Copy(tw, saved); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(out.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
@@ -504,7 +395,7 @@ func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	m, err := loadBundle(ctx, d, path)
+	m, err := images.LoadBundle(ctx, d, path)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images load: %s: %v\n", path, err)
 		return exitFindings
@@ -520,61 +411,4 @@ func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.stdout, "images load: %d task images and %d base images loaded and checked\n", len(m.Images), len(m.Bases))
 	return exitOK
-}
-
-// loadBundle loads a bundle's images and checks that every image its
-// manifest names is on the engine with the manifest's ID.
-func loadBundle(ctx context.Context, d *sandbox.Docker, path string) (bundleManifest, error) {
-	var m bundleManifest
-	f, err := os.Open(path)
-	if err != nil {
-		return m, err
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	var haveManifest, loaded bool
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return m, fmt.Errorf("not a bundle of flightdeck images save: %w", err)
-		}
-		switch h.Name {
-		case manifestEntry:
-			data, err := io.ReadAll(io.LimitReader(tr, 16<<20))
-			if err != nil {
-				return m, err
-			}
-			if err := json.Unmarshal(data, &m); err != nil {
-				return m, fmt.Errorf("%s: %w", manifestEntry, err)
-			}
-			if m.Schema != bundleSchema {
-				return m, fmt.Errorf("%s: schema %d; this flightdeck reads %d", manifestEntry, m.Schema, bundleSchema)
-			}
-			haveManifest = true
-		case imagesEntry:
-			if !haveManifest {
-				return m, fmt.Errorf("not a bundle of flightdeck images save: %s comes before %s", imagesEntry, manifestEntry)
-			}
-			if err := d.LoadImages(ctx, tr); err != nil {
-				return m, err
-			}
-			loaded = true
-		}
-	}
-	if !haveManifest || !loaded {
-		return m, fmt.Errorf("not a bundle of flightdeck images save: it needs %s and %s", manifestEntry, imagesEntry)
-	}
-	for _, img := range append(slices.Clone(m.Images), m.Bases...) {
-		id, err := d.ImageID(ctx, img.Ref)
-		if err != nil {
-			return m, err
-		}
-		if id != img.ID {
-			return m, fmt.Errorf("after the load %s is %q, not the manifest's %s", img.Ref, id, img.ID)
-		}
-	}
-	return m, nil
 }
