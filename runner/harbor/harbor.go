@@ -18,7 +18,7 @@ import (
 
 // Harbor-format tasks (no [flightdeck.grader], or a variant with
 // grading: harbor or snapshot): the pieces of Harbor's semantics that
-// the runner's container model (runner/trial/live.go) uses. docs/harbor.md describes each behaviour.
+// the runner's container model (runner/trial/shared.go) uses. docs/harbor.md describes each behaviour.
 //
 //   - /logs/agent is bind-mounted from the trial dir (TrialDir/logs/agent);
 //     the oracle's solve.sh output goes to /logs/agent/oracle.txt, and a

@@ -131,7 +131,7 @@ func (e *timedEngine) Killed(ctx context.Context, id string) (bool, error) {
 	return e.Engine.Killed(ctx, id)
 }
 
-// The calls of Harbor's container model (runner/trial/live.go): the live
+// The calls of Harbor's container model (runner/trial/shared.go): the live
 // container's processes, its events, a restart, its logs, its network,
 // and the snapshot grade's diff and commit.
 
