@@ -38,7 +38,7 @@ const verifierBuildLog = "verifier-build.log"
 // separateEnv reports whether the step (or the task, for a single-step
 // task) has a separate verifier, and that verifier's environment.
 func (h *harborTrial) separateEnv(step *stepRun) (tasks.EnvConfig, bool) {
-	if step.name == "" {
+	if !step.isStep() {
 		return h.a.t.Task.SeparateVerifier()
 	}
 	return h.a.t.Task.StepSeparateVerifier(step.name)
@@ -48,7 +48,7 @@ func (h *harborTrial) separateEnv(step *stepRun) (tasks.EnvConfig, bool) {
 // container (a single-step task's one step, or the last step).
 func (h *harborTrial) lastUse(step *stepRun) bool {
 	steps := h.a.t.Task.Config.Steps
-	return step.name == "" || len(steps) == 0 || steps[len(steps)-1].Name == step.name
+	return !step.isStep() || len(steps) == 0 || steps[len(steps)-1].Name == step.name
 }
 
 // containerOf is the container of the trial's service ("" or main: the
@@ -65,7 +65,7 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 	s, t := h.a.s, h.a.t
 	h.a.res.GradePhase.Mode = "separate"
 	as, dir := h.a.t.Task.Artifacts(), harbor.ArtifactsDir(h.a.dir)
-	if step.name != "" {
+	if step.isStep() {
 		as, dir = h.stepArtifacts(step)
 	}
 	entries, err := h.collectEvidence(ctx, step, as, dir, h.lastUse(step))
@@ -96,7 +96,7 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 	req.TestsDirs = nil
 	req.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(h.a.dir), ContainerPath: harbor.ArtifactLogs}}
 	root := filepath.Join(h.a.dir, "logs")
-	if step.name != "" {
+	if step.isStep() {
 		root = step.dir
 	}
 	for _, e := range entries {
@@ -130,7 +130,7 @@ func (h *harborTrial) stopMain(ctx context.Context) error {
 func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env tasks.EnvConfig) (string, error) {
 	s, t := h.a.s, h.a.t
 	name := t.Task.ID + "-verifier"
-	if step.name != "" {
+	if step.isStep() {
 		name += "-" + step.name
 	}
 	spec := sandbox.BuildSpec{
@@ -270,7 +270,7 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 	for _, e := range entries {
 		if e.Status != "ok" {
 			what := "artifact"
-			if step.name != "" {
+			if step.isStep() {
 				what = "step " + step.name + ": artifact"
 			}
 			h.a.s.Report.Note(h.a.t, fmt.Sprintf("%s %s not collected: %s", what, e.Source, e.Error))

@@ -237,6 +237,11 @@ type stepRun struct {
 	collect         []tasks.CollectHook // a step's own, run after the task's
 }
 
+// isStep reports whether the run is one step of a multi-step task (its
+// own dir, setup, artifacts and verifier env) rather than a single-step
+// task's one run.
+func (s *stepRun) isStep() bool { return s.name != "" }
+
 // agent runs an agent phase in the trial's container, started first when
 // it is not yet. The container is left running: the verifier runs in it
 // next.
@@ -256,7 +261,7 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 				return err
 			}
 		}
-		if step.name != "" && step != h.firstStep {
+		if step.isStep() && step != h.firstStep {
 			// A later step: the container as the last grade left it. The
 			// baseline of processes stays the entrypoint's: what an earlier
 			// step left still counts when a later step is graded.
@@ -269,7 +274,7 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 			ap.InstructionPath = agent.HarborInstructionPath
 		}
 		var err error
-		if step.name != "" {
+		if step.isStep() {
 			if step.setupFailed, err = h.stepWorkdir(ctx, step); err != nil || step.setupFailed != "" {
 				return err
 			}
@@ -373,13 +378,13 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	// are taken then too, the task's after it (collectArtifacts).
 	var as []tasks.Artifact
 	var dir string
-	if step.name != "" {
+	if step.isStep() {
 		as, dir = h.stepArtifacts(step)
 	}
 	if _, err := h.collectEvidence(ctx, step, as, dir, false); err != nil {
 		return grader.Grade{}, err
 	}
-	if t.Variant.Grading == suite.GradingSnapshot && step.name == "" {
+	if t.Variant.Grading == suite.GradingSnapshot && !step.isStep() {
 		if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
@@ -424,7 +429,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	for _, w := range g.Warnings {
 		s.Report.Note(t, w)
 	}
-	if err == nil && step.name == "" {
+	if err == nil && !step.isStep() {
 		h.collectArtifacts(ctx)
 	}
 	if g.Tampered != "" {
