@@ -17,6 +17,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
+	"github.com/flightdeck/flightdeck/runner/registry"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/trial"
@@ -125,7 +126,7 @@ func chooseTaskDirs(ctx context.Context, s *suite.Suite, opts suite.Options) ([]
 	for _, t := range opts.Tasks {
 		p := hostpath.Abs(opts.Cwd, t)
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			found, err := harbor.DatasetTaskDirs(p)
+			found, err := registry.DatasetTaskDirs(p)
 			if err != nil {
 				return nil, suite.UsageErrorf("--task %s: %v", p, err)
 			}
@@ -142,7 +143,7 @@ func chooseTaskDirs(ctx context.Context, s *suite.Suite, opts suite.Options) ([]
 		if cache != "" {
 			cache = hostpath.Abs(opts.Cwd, cache)
 		} else if s.Dataset != "" {
-			if cache, err = harbor.DefaultCacheDir(opts.Getenv); err != nil {
+			if cache, err = registry.DefaultCacheDir(opts.Getenv); err != nil {
 				return nil, &suite.UsageError{Err: err}
 			}
 		}

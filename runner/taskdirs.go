@@ -7,7 +7,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/internal/hostpath"
 	"github.com/flightdeck/flightdeck/internal/text"
-	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/registry"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
@@ -17,7 +17,7 @@ import (
 // fetched into the default task cache when missing there. It needs no
 // runnable variant, so a suite whose variants are still to be filled works.
 func TaskDirs(ctx context.Context, s *suite.Suite) ([]string, error) {
-	cache, err := harbor.DefaultCacheDir(nil)
+	cache, err := registry.DefaultCacheDir(nil)
 	if err != nil && s.Dataset != "" {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func taskDirs(ctx context.Context, s *suite.Suite, cacheDir string) ([]string, e
 func entryDirs(s *suite.Suite) ([]string, error) {
 	var dirs []string
 	for i, entry := range s.Tasks {
-		found, err := harbor.DatasetTaskDirs(hostpath.Abs(s.Dir, entry))
+		found, err := registry.DatasetTaskDirs(hostpath.Abs(s.Dir, entry))
 		if err != nil {
 			return nil, suite.UsageErrorf("%s:%d: tasks[%d] %q: %v", s.File, s.TaskLine(i), i, entry, err)
 		}
@@ -55,7 +55,7 @@ func datasetDirs(ctx context.Context, s *suite.Suite, cacheDir string) ([]string
 	if s.Dataset == "" {
 		return nil, nil
 	}
-	dirs, err := harbor.RegistryTaskDirs(ctx, hostpath.Abs(s.Dir, s.Registry), s.Dataset, cacheDir)
+	dirs, err := registry.RegistryTaskDirs(ctx, hostpath.Abs(s.Dir, s.Registry), s.Dataset, cacheDir)
 	if err != nil {
 		return nil, suite.UsageErrorf("%s:%d: dataset %s: %v", s.File, s.DatasetLine(), s.Dataset, err)
 	}
@@ -91,7 +91,7 @@ func flagTaskDirs(ctx context.Context, opts suite.Options) (dirs []string, ok bo
 		return nil, false, nil
 	}
 	for _, p := range opts.Path {
-		found, err := harbor.DatasetTaskDirs(hostpath.Abs(opts.Cwd, p))
+		found, err := registry.DatasetTaskDirs(hostpath.Abs(opts.Cwd, p))
 		if err != nil {
 			return nil, true, suite.UsageErrorf("--path %s: %v", p, err)
 		}
@@ -104,13 +104,13 @@ func flagTaskDirs(ctx context.Context, opts suite.Options) (dirs []string, ok bo
 	default:
 		cache := opts.CacheDir
 		if cache == "" {
-			if cache, err = harbor.DefaultCacheDir(opts.Getenv); err != nil {
+			if cache, err = registry.DefaultCacheDir(opts.Getenv); err != nil {
 				return nil, true, &suite.UsageError{Err: err}
 			}
 		} else {
 			cache = hostpath.Abs(opts.Cwd, cache)
 		}
-		found, err := harbor.RegistryTaskDirs(ctx, hostpath.Abs(opts.Cwd, opts.Registry), opts.Dataset, cache)
+		found, err := registry.RegistryTaskDirs(ctx, hostpath.Abs(opts.Cwd, opts.Registry), opts.Dataset, cache)
 		if err != nil {
 			return nil, true, suite.UsageErrorf("--dataset %s: %v", opts.Dataset, err)
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/internal/hostpath"
 	"github.com/flightdeck/flightdeck/runner"
-	"github.com/flightdeck/flightdeck/runner/harbor"
+	"github.com/flightdeck/flightdeck/runner/registry"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
 	"github.com/flightdeck/flightdeck/tasks/hangar"
@@ -153,7 +153,7 @@ func resolveExport(ctx context.Context, env *cliEnv, args []string) (*exportInpu
 			return nil, fmt.Errorf("%s: %w", arg, err)
 		}
 		if info.IsDir() {
-			dirs, err := harbor.DatasetTaskDirs(abs)
+			dirs, err := registry.DatasetTaskDirs(abs)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", arg, err)
 			}

@@ -3,6 +3,7 @@ package main
 
 import (
 	"errors"
+
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/sirupsen/logrus"
 

@@ -3,6 +3,6 @@
 // network per phase (NetworkFor), timeouts (Timeouts), the healthcheck
 // (PollHealthcheck), the agent's logs dir (AgentLogs), grading from a
 // snapshot (SnapshotGrade), what makes a task unable to run here
-// (CheckRunnable), and registry.json datasets (LoadRegistry, FetchDataset,
-// RegistryTaskDirs, DatasetTaskDirs, DefaultCacheDir).
+// (CheckRunnable). Finding a dataset's tasks (a dataset dir, a
+// registry.json) is runner/registry's.
 package harbor
