@@ -115,7 +115,7 @@ func (p *plan) setUpLive(ctx context.Context, eng sandbox.Engine, id string) err
 		}
 	}
 	user, err := p.graderUser(ctx, eng)
-	if err != nil || isRoot(user) {
+	if err != nil || sandbox.IsRootUser(user) {
 		return err
 	}
 	for _, dir := range []string{p.testsMount, p.rewardMount} {

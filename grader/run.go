@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -370,7 +369,7 @@ func (p *plan) setUp(ctx context.Context, eng sandbox.Engine, id string) error {
 		return fmt.Errorf("copy %s into the grading container at %s: %w", p.testsHost, p.testsMount, err)
 	}
 	user, err := p.graderUser(ctx, eng)
-	if err != nil || isRoot(user) {
+	if err != nil || sandbox.IsRootUser(user) {
 		return err
 	}
 	res, err := eng.Exec(ctx, id, sandbox.ExecSpec{
@@ -479,10 +478,4 @@ func freshDir(dir string) error {
 		return fmt.Errorf("open reward dir %s to the grader's user: %w", dir, err)
 	}
 	return nil
-}
-
-// isRoot reports whether user (name or uid, optionally ":group") is root.
-func isRoot(user string) bool {
-	name, _, _ := strings.Cut(user, ":")
-	return name == "" || name == "root" || name == "0"
 }

@@ -63,3 +63,10 @@ func containerName(hint string) string {
 	}
 	return name + "-" + randomHex(4)
 }
+
+// IsRootUser reports whether a container's user (a name, a uid, or
+// user:group) is root; "" is taken as root, as the engine does.
+func IsRootUser(user string) bool {
+	name, _, _ := strings.Cut(user, ":")
+	return name == "" || name == "root" || name == "0"
+}

@@ -191,13 +191,6 @@ func CheckRunnable(t *tasks.Task) error {
 	return nil
 }
 
-// IsRootUser reports whether a user (a name, a uid, or user:group) is root;
-// "" is taken as root.
-func IsRootUser(user string) bool {
-	name, _, _ := strings.Cut(user, ":")
-	return name == "" || name == "root" || name == "0"
-}
-
 // AgentUser is the user the agent runs as: [agent].user, else the image's.
 func AgentUser(t *tasks.Task, info sandbox.ImageInfo) string {
 	if u := t.Config.Agent.User; u != "" {

@@ -104,7 +104,7 @@ func (m *nativeTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Resu
 	ap := a.session(step, m.base.Workdir)
 	if m.wd != nil {
 		ap.Host = m.wd.Host
-		if u := harbor.AgentUser(t.Task, sandbox.ImageInfo{User: a.imageUser}); !harbor.IsRootUser(u) {
+		if u := harbor.AgentUser(t.Task, sandbox.ImageInfo{User: a.imageUser}); !sandbox.IsRootUser(u) {
 			ap.WorkdirUser = u // the agent's user must be able to write the bind-mounted work dir
 		}
 	}
