@@ -14,6 +14,8 @@ type Event struct {
 	Command  string `json:"command,omitempty"`   // command: the command line
 	ExitCode *int   `json:"exit_code,omitempty"` // command: how it exited, when known
 	Message  string `json:"message,omitempty"`   // git.commit: the commit message
+	Question string `json:"question,omitempty"`  // question, answer: what the agent asked
+	Reply    string `json:"reply,omitempty"`     // answer: the task's reply
 }
 
 // Evidence is what the runner observed of one trial. A transcript is never
@@ -169,12 +171,19 @@ func judgeArtifact(v *Verdict, a *ArtifactAssert, ev *Evidence) {
 	v.Reason = fmt.Sprintf("%d changed or delivered file(s) match %q", len(files), a.Expect)
 }
 
-// firstEdit is the edit event with the lowest Seq whose path matches pattern.
+// firstEdit is the edit event with the lowest Seq whose path matches
+// pattern; for "event:KIND" (event:question, say), the first event of that
+// kind.
 func firstEdit(pattern string, events []Event) (Event, bool) {
 	var best Event
 	found := false
+	kind, byKind := strings.CutPrefix(pattern, eventPrefix)
 	for _, e := range events {
-		if e.Kind == EventEdit && matchGlob(pattern, e.Path) && (!found || e.Seq < best.Seq) {
+		match := e.Kind == EventEdit && matchGlob(pattern, e.Path)
+		if byKind {
+			match = e.Kind == kind
+		}
+		if match && (!found || e.Seq < best.Seq) {
 			best, found = e, true
 		}
 	}

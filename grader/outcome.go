@@ -32,13 +32,18 @@ const (
 	// loading it: a multi-step task, GPUs, ...); nothing ran. Like an
 	// infrastructure error it is kept out of every rate, and never retried.
 	OutcomeRefused Outcome = "refused"
+	// OutcomeNeedsInput: the agent asked a question the task's answers do
+	// not cover (or one past their bound); its phase ended there and the
+	// trial was not graded. A cancelled trial, as hangar models it: kept
+	// out of every rate, and never retried.
+	OutcomeNeedsInput Outcome = "needs_input"
 )
 
 // Ungraded reports whether a trial of that outcome has no grade that counts
 // and is left out of every rate: an infrastructure error, a task's own
-// defect or a refused task.
+// defect, a refused task or one that needs input.
 func (o Outcome) Ungraded() bool {
-	return o == OutcomeInfraError || o == OutcomeTaskError || o == OutcomeRefused
+	return o == OutcomeInfraError || o == OutcomeTaskError || o == OutcomeRefused || o == OutcomeNeedsInput
 }
 
 // Outcome classifies a completed grade: verifier_timeout when the grader
@@ -78,12 +83,15 @@ const (
 	SpecRefused SpecOutcome = "refused"
 	// SpecTaskError: the task's own defect, excluded from comparisons.
 	SpecTaskError SpecOutcome = "task_error"
+	// SpecNeedsInput: the agent asked what the task does not answer,
+	// excluded from comparisons.
+	SpecNeedsInput SpecOutcome = "needs_input"
 )
 
 // TrialOutcome classifies a trial for comparisons. The rules apply in order:
 //
 //  1. outcome infra_error → infra_error, task_error → task_error, refused →
-//     refused (all excluded from rates);
+//     refused, needs_input → needs_input (all excluded from rates);
 //  2. no reward (nil: missing, unreadable, or a timed-out grader that wrote
 //     none) → unavailable;
 //  3. a reward below 1 → product;
@@ -100,6 +108,8 @@ func TrialOutcome(outcome Outcome, reward *Reward, verdicts []Verdict) SpecOutco
 		return SpecRefused
 	case OutcomeTaskError:
 		return SpecTaskError
+	case OutcomeNeedsInput:
+		return SpecNeedsInput
 	}
 	if reward == nil {
 		return SpecUnavailable

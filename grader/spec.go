@@ -81,6 +81,8 @@ type AnyAssert struct {
 }
 
 // BeforeAssert: the first edit of Before precedes the first edit of After.
+// Either may be "event:KIND" instead of a path glob: the first event of
+// that kind ("event:question": the agent asked before it edited).
 type BeforeAssert struct {
 	Before string `json:"before"`
 	After  string `json:"after"`
@@ -104,7 +106,12 @@ const (
 	EventEdit      = "edit"
 	EventCommand   = "command"
 	EventGitCommit = "git.commit"
+	EventQuestion  = "question" // the agent asked (Question)
+	EventAnswer    = "answer"   // the task's answers replied (Question, Reply)
 )
+
+// eventPrefix marks a before/after assert's side that names an event kind.
+const eventPrefix = "event:"
 
 // Kind names the assert's kind, or "" when none is set.
 func (a *Assert) Kind() string {

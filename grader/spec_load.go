@@ -272,12 +272,12 @@ func (p *specParser) eventually(n *yaml.Node) *EventuallyAssert {
 	}
 	e := &EventuallyAssert{}
 	if v, ok := f["event"]; !ok {
-		p.errorf(n, "assert.eventually needs event (git.commit, edit or command)")
+		p.errorf(n, "assert.eventually needs event (git.commit, edit, command, question or answer)")
 	} else if e.Event, ok = p.text(v, "assert.eventually.event"); ok {
 		switch e.Event {
-		case EventGitCommit, EventEdit, EventCommand:
+		case EventGitCommit, EventEdit, EventCommand, EventQuestion, EventAnswer:
 		default:
-			p.errorf(v, "assert.eventually.event %q is not one of git.commit, edit, command", e.Event)
+			p.errorf(v, "assert.eventually.event %q is not one of git.commit, edit, command, question, answer", e.Event)
 		}
 	}
 	if v, ok := f["path"]; ok {
@@ -303,6 +303,14 @@ func (p *specParser) requiredGlob(n *yaml.Node, f map[string]*yaml.Node, kind, k
 	if !ok {
 		p.errorf(n, "assert.%s needs %s", kind, key)
 		return ""
+	}
+	if s, ok := p.text(v, "assert."+kind+"."+key); ok && strings.HasPrefix(s, eventPrefix) {
+		switch strings.TrimPrefix(s, eventPrefix) {
+		case EventGitCommit, EventEdit, EventCommand, EventQuestion, EventAnswer:
+		default:
+			p.errorf(v, "assert.%s.%s %q: after event: name one of git.commit, edit, command, question, answer", kind, key, s)
+		}
+		return s
 	}
 	return p.checkedGlob(v, "assert."+kind+"."+key)
 }

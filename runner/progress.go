@@ -225,7 +225,7 @@ func (p *progress) count(r *results.Result) {
 		p.passed++
 	case grader.OutcomeInfraError, grader.OutcomeTaskError:
 		p.errors++
-	case grader.OutcomeRefused:
+	case grader.OutcomeRefused, grader.OutcomeNeedsInput:
 	default:
 		p.failed++
 	}

@@ -281,6 +281,35 @@ func (v *validation) checkConfig(opts LoadOptions) {
 	if env.CPUs < 0 {
 		v.errorf(TaskFile, "[environment].cpus", "cpus", "must not be negative (found %v)", env.CPUs)
 	}
+	v.checkAnswers()
+}
+
+// checkAnswers applies the question channel's rules: answers need a match
+// and a reply, max_turns is not negative, and only a flightdeck-native
+// task may have answers (the channel is a mount of flightdeck's in the
+// agent's container, which a task graded Harbor's way never holds).
+func (v *validation) checkAnswers() {
+	fd := v.cfg.Flightdeck
+	if fd.MaxTurns < 0 {
+		v.errorf(TaskFile, "[flightdeck].max_turns", "max-turns", "must not be negative (found %d)", fd.MaxTurns)
+	}
+	if fd.Agent == nil {
+		return
+	}
+	for i, a := range fd.Agent.Answers {
+		if strings.TrimSpace(a.Match) == "" {
+			v.errorf(TaskFile, fmt.Sprintf("[flightdeck.agent].answers[%d].match", i), "answers", "must not be empty: an empty match would answer every question")
+		}
+		if a.Reply == "" {
+			v.errorf(TaskFile, fmt.Sprintf("[flightdeck.agent].answers[%d].reply", i), "answers", "must not be empty")
+		}
+	}
+	if len(fd.Agent.Answers) > 0 && fd.Grader == nil {
+		v.errorf(TaskFile, "[flightdeck.agent].answers", "answers",
+			"only a flightdeck-native task (one with [flightdeck.grader]) can answer an agent's questions: the question channel is a "+
+				"directory of flightdeck's mounted in the agent's container, and a task graded Harbor's way holds nothing of flightdeck's; "+
+				"add a [flightdeck.grader] command or remove answers")
+	}
 }
 
 // checkFiles applies the rules on the directory's files.

@@ -35,6 +35,15 @@ type Step struct {
 	Write  *WriteStep  `json:"write,omitempty"`
 	Run    *RunStep    `json:"run,omitempty"`
 	Commit *CommitStep `json:"commit,omitempty"`
+	Ask    *AskStep    `json:"ask,omitempty"`
+}
+
+// AskStep asks Question through the question channel, from inside the
+// agent's container as any agent would (AskScript), and checks that the
+// reply contains Expect (ignoring case; "" takes any reply).
+type AskStep struct {
+	Question string `json:"question"`
+	Expect   string `json:"expect,omitempty"`
 }
 
 // WriteStep writes a file in the work dir, from inline content or from a file
@@ -67,6 +76,8 @@ func (s Step) Kind() string {
 		return "run"
 	case s.Commit != nil:
 		return "commit"
+	case s.Ask != nil:
+		return "ask"
 	}
 	return ""
 }
@@ -145,10 +156,10 @@ func parseScript(data []byte, file string) (*Script, error) {
 func parseStep(raw json.RawMessage) (Step, error) {
 	var kinds map[string]json.RawMessage
 	if err := strictJSON(raw, &kinds); err != nil || kinds == nil {
-		return Step{}, fmt.Errorf(": a step must be an object with one of write, run, commit")
+		return Step{}, fmt.Errorf(": a step must be an object with one of write, run, commit, ask")
 	}
 	if len(kinds) != 1 {
-		return Step{}, fmt.Errorf(": a step has exactly one of write, run, commit (found %s)", strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
+		return Step{}, fmt.Errorf(": a step has exactly one of write, run, commit, ask (found %s)", strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
 	}
 	var st Step
 	for kind, body := range kinds {
@@ -172,8 +183,17 @@ func parseStep(raw json.RawMessage) (Step, error) {
 			if err == nil && strings.TrimSpace(st.Commit.Message) == "" {
 				err = fmt.Errorf(".message: a commit needs a non-empty message")
 			}
+		case "ask":
+			st.Ask = &AskStep{}
+			err = strictJSON(body, st.Ask)
+			if err == nil && strings.TrimSpace(st.Ask.Question) == "" {
+				err = fmt.Errorf(".question: an ask step needs a non-empty question")
+			}
+			if err == nil && len(st.Ask.Question) > MaxQuestionBytes {
+				err = fmt.Errorf(".question: %d bytes; a question holds at most %d", len(st.Ask.Question), MaxQuestionBytes)
+			}
 		default:
-			return Step{}, fmt.Errorf(": unknown step kind %q (one of write, run, commit)", kind)
+			return Step{}, fmt.Errorf(": unknown step kind %q (one of write, run, commit, ask)", kind)
 		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), ".") {

@@ -43,7 +43,7 @@ type Session struct {
 	Container string   // the agent's container; "" when none was started
 	Host      string   // the work dir on the host; "" when the trial has none
 	Workdir   string   // the work dir in the container
-	env       []string // exec environment beyond the container's
+	Env       []string // every exec's environment beyond the container's (the question channel, max_turns)
 	User      string
 	LogPath   string // agent.log
 	Scratch   string // for per-exec output before it joins agent.log
@@ -138,7 +138,7 @@ func (a *Session) exec(ctx context.Context, header string, cmd []string, env []s
 		outPath = filepath.Join(a.Scratch, fmt.Sprintf("exec-%d.log", a.execs))
 	}
 	res, err := a.Engine.Exec(ctx, a.Container, sandbox.ExecSpec{
-		Cmd: cmd, Env: append(append([]string(nil), a.env...), env...), User: a.User, Workdir: a.Workdir,
+		Cmd: cmd, Env: append(append([]string(nil), a.Env...), env...), User: a.User, Workdir: a.Workdir,
 		StdoutPath: outPath, Timeout: left, Filter: a.Mask,
 	})
 	a.Dirty = true
@@ -458,6 +458,25 @@ func (a *Session) replay(ctx context.Context, file string) (Result, error) {
 			event(grader.Event{Kind: grader.EventCommand, Command: st.Run.Command, ExitCode: &code})
 			if code != st.Run.Expected() {
 				r.Failed = fmt.Sprintf("steps[%d].run: exit %d, expected %d", i, code, st.Run.Expected())
+				a.note("=== " + r.Failed + "\n")
+				return r, nil
+			}
+		case st.Ask != nil:
+			if a.Container == "" {
+				return r, fmt.Errorf("steps[%d]: no agent container to ask from", i)
+			}
+			reply, failed, err := a.ask(ctx, i, st.Ask.Question)
+			if err != nil {
+				return r, fmt.Errorf("steps[%d]: %w", i, err)
+			}
+			if failed != "" {
+				r.Failed = fmt.Sprintf("steps[%d].ask: %s", i, failed)
+				return r, nil
+			}
+			event(grader.Event{Kind: grader.EventQuestion, Question: st.Ask.Question})
+			event(grader.Event{Kind: grader.EventAnswer, Question: st.Ask.Question, Reply: reply})
+			if !strings.Contains(strings.ToLower(reply), strings.ToLower(st.Ask.Expect)) {
+				r.Failed = fmt.Sprintf("steps[%d].ask: the reply %q does not contain %q", i, text.OneLine(reply, 200), st.Ask.Expect)
 				a.note("=== " + r.Failed + "\n")
 				return r, nil
 			}

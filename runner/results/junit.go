@@ -12,7 +12,8 @@ import (
 
 // JUnit XML, one test suite per variant and one test case per trial, for CI
 // systems. A trial that did not pass is a failure, an infrastructure error
-// or a refused task is an error; a failed expectation is a failure too
+// or a refused task is an error, a trial that needed input is skipped
+// (the question in its message); a failed expectation is a failure too
 // (expect: failed trials that failed are passing test cases). The system-out
 // holds the outcome and every key of the reward file.
 
@@ -22,6 +23,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -30,6 +32,7 @@ type junitSuite struct {
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
 	Time     float64     `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
@@ -40,6 +43,7 @@ type junitCase struct {
 	Time      float64       `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -78,6 +82,10 @@ func junitXML(rec *RunRecord, results []*Result) ([]byte, error) {
 		}
 		s := &doc.Suites[i]
 		switch {
+		case r.Outcome == grader.OutcomeNeedsInput:
+			// A cancelled trial: the agent asked what the task does not answer.
+			c.Skipped = &junitMessage{Message: text.OneLine(RewardText(r), 300), Type: string(r.Outcome), Text: r.Error}
+			s.Skipped++
 		case r.Outcome.Ungraded():
 			c.Error = &junitMessage{Message: text.OneLine(r.Error, 300), Type: string(r.Outcome), Text: r.Error}
 			s.Errors++
@@ -96,6 +104,7 @@ func junitXML(rec *RunRecord, results []*Result) ([]byte, error) {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
 	}
 	out, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -67,6 +67,16 @@ type Result struct {
 	Steps   []StepResult    `json:"steps,omitempty"`
 	Summary *grader.Summary `json:"result_summary,omitempty"` // the grader's RESULT line
 	Refusal *suite.Refusal  `json:"refusal,omitempty"`        // why the task cannot run (outcome refused)
+	// NeedsInput is the question that ended the agent's phase (outcome
+	// needs_input): one the task's answers do not cover, or one past
+	// their bound.
+	NeedsInput *NeedsInput `json:"needs_input,omitempty"`
+	// Questions are what the agent asked through the question channel and
+	// what it was told, in order.
+	Questions []Exchange `json:"questions,omitempty"`
+	// MaxTurns is the task's [flightdeck] max_turns, given to the agent
+	// (FLIGHTDECK_MAX_TURNS) and the bound of its questions; 0: none set.
+	MaxTurns int `json:"max_turns,omitempty"`
 
 	// StartWait is the wait for the container's entrypoint to settle
 	// before the agent (Harbor's model, an image with an entrypoint of its
@@ -224,14 +234,17 @@ func RewardProblemOf(err error) *RewardProblem {
 func SetExpectation(r *Result, v suite.Variant) {
 	r.Expect = v.Expect
 	r.Expectation = nil
-	if v.Expect == "" || r.Outcome.Ungraded() {
+	if v.Expect == "" || (r.Outcome.Ungraded() && r.Outcome != grader.OutcomeNeedsInput) {
 		return
 	}
 	held := false
-	switch v.Expect {
-	case suite.ExpectPassed:
+	switch {
+	case r.Outcome == grader.OutcomeNeedsInput:
+		// Not graded, so neither expectation held: an oracle that asks
+		// what its task does not answer does not verify the task.
+	case v.Expect == suite.ExpectPassed:
 		held = r.Outcome == grader.OutcomePassed
-	case suite.ExpectFailed:
+	case v.Expect == suite.ExpectFailed:
 		held = r.Outcome != grader.OutcomePassed
 	}
 	r.Expectation = &held
@@ -240,4 +253,19 @@ func SetExpectation(r *Result, v suite.Variant) {
 // RoundSeconds is d in seconds, to the millisecond.
 func RoundSeconds(d time.Duration) float64 {
 	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
+
+// NeedsInput is why a trial ended as needs_input.
+type NeedsInput struct {
+	Question string `json:"question"`     // as asked (cut at 4 KiB; "" when it was not text)
+	Reason   string `json:"reason"`       // why it got no reply
+	ID       string `json:"id,omitempty"` // the question's name in the channel
+	Asked    int    `json:"asked"`        // questions asked, this one included
+}
+
+// Exchange is one question the agent asked and the reply it got.
+type Exchange struct {
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	Reply    string `json:"reply"`
 }

@@ -10,8 +10,8 @@ import (
 
 // VariantStats are one variant's numbers. Infrastructure errors and refused
 // tasks' trials are counted but left out of every rate, and so are the
-// trials that showed a task's own defect: Graded = Trials - Errors -
-// TaskErrors - Refused.
+// trials that showed a task's own defect and those that needed input:
+// Graded = Trials - Errors - TaskErrors - Refused - NeedsInput.
 type VariantStats struct {
 	Variant          string             `json:"variant"`
 	Agent            string             `json:"agent"`
@@ -25,6 +25,7 @@ type VariantStats struct {
 	Errors           int                `json:"errors"`
 	TaskErrors       int                `json:"task_errors"`
 	Refused          int                `json:"refused"`
+	NeedsInput       int                `json:"needs_input"`
 	Cached           int                `json:"cached"`
 	PassRate         *float64           `json:"pass_rate"`   // passed / graded
 	MeanReward       *float64           `json:"mean_reward"` // over graded trials; no reward counts 0
@@ -62,6 +63,9 @@ func computeStats(variants []suite.Variant, attempts int, results []*Result) []V
 				continue
 			case grader.OutcomeTaskError:
 				st.TaskErrors++
+				continue
+			case grader.OutcomeNeedsInput:
+				st.NeedsInput++
 				continue
 			case grader.OutcomePassed:
 				st.Passed++

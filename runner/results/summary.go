@@ -43,10 +43,10 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\ttrials\tpassed\tfailed\ttimeouts\tinfra errors\ttask errors\trefused\tpass rate\tmean reward\tpass@k\tcached")
+	fmt.Fprintln(tw, "variant\ttrials\tpassed\tfailed\ttimeouts\tinfra errors\ttask errors\trefused\tneeds input\tpass rate\tmean reward\tpass@k\tcached")
 	for _, v := range rec.Variants {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\n", v.Variant, v.Trials, v.Passed, v.Failed,
-			v.AgentTimeouts+v.VerifierTimeouts, v.Errors, v.TaskErrors, v.Refused, pct(v.PassRate), num(v.MeanReward), passKText(v.PassAtK), v.Cached)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\n", v.Variant, v.Trials, v.Passed, v.Failed,
+			v.AgentTimeouts+v.VerifierTimeouts, v.Errors, v.TaskErrors, v.Refused, v.NeedsInput, pct(v.PassRate), num(v.MeanReward), passKText(v.PassAtK), v.Cached)
 	}
 	tw.Flush()
 	writeKeyMeans(w, rec.Variants)
@@ -98,10 +98,13 @@ func cellText(ts []TrialSummary) string {
 		}
 		return s
 	}
-	passed, graded, refused, taskErrs, cached := 0, 0, 0, 0, 0
+	passed, graded, refused, taskErrs, needsInput, cached := 0, 0, 0, 0, 0, 0
 	for _, t := range ts {
 		if t.Outcome == grader.OutcomeTaskError {
 			taskErrs++
+		}
+		if t.Outcome == grader.OutcomeNeedsInput {
+			needsInput++
 		}
 		if !t.Outcome.Ungraded() {
 			graded++
@@ -120,7 +123,7 @@ func cellText(ts []TrialSummary) string {
 		return string(grader.OutcomeRefused)
 	}
 	s := fmt.Sprintf("%d/%d passed", passed, graded)
-	if errs := len(ts) - graded - refused - taskErrs; errs > 0 {
+	if errs := len(ts) - graded - refused - taskErrs - needsInput; errs > 0 {
 		s += fmt.Sprintf(", infra_error %d", errs)
 	}
 	if taskErrs > 0 {
@@ -128,6 +131,9 @@ func cellText(ts []TrialSummary) string {
 	}
 	if refused > 0 {
 		s += fmt.Sprintf(", refused %d", refused)
+	}
+	if needsInput > 0 {
+		s += fmt.Sprintf(", needs_input %d", needsInput)
 	}
 	if cached == len(ts) {
 		s += " (cached)"

@@ -20,6 +20,11 @@ func RewardText(r *Result) string {
 			return "error: " + text.OneLine(r.Error, 200)
 		case grader.OutcomeTaskError:
 			return text.OneLine(r.Error, 400)
+		case grader.OutcomeNeedsInput:
+			if r.NeedsInput != nil {
+				return fmt.Sprintf("needs input: %q (%s)", text.OneLine(r.NeedsInput.Question, 200), r.NeedsInput.Reason)
+			}
+			return text.OneLine(r.Error, 300)
 		case grader.OutcomeRefused:
 			if r.Refusal != nil {
 				return "reason: " + text.OneLine(r.Refusal.String(), 300)

@@ -32,6 +32,7 @@ type nativeTrial struct {
 	// work dir, the env and the limits.
 	base sandbox.ContainerSpec
 	wd   *WorkDir // the work dir on the host (nil when it is /)
+	ask  *mailbox // the question channel (nil when the task has no answers)
 }
 
 // newNative readies a native trial: its network, its container's
@@ -66,6 +67,9 @@ func (a *trialAttempt) newNative(ctx context.Context, img sandbox.Image, info sa
 		Labels: map[string]string{grader.LabelPhase: "agent"},
 	}}
 	if m.wd, err = m.workdirPhase(ctx, info); err != nil {
+		return nil, err
+	}
+	if m.ask, err = newMailbox(task, a.scratch); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -122,7 +126,7 @@ func (m *nativeTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Resu
 			}
 		}
 		var err error
-		if res, err = ap.Run(ctx, step.instruction); err != nil {
+		if res, err = m.runAgent(ctx, ap, step.instruction); err != nil {
 			return err
 		}
 		ap.Dirty = true
@@ -157,8 +161,39 @@ func (m *nativeTrial) startAgent(ctx context.Context, spec sandbox.ContainerSpec
 		}
 		spec.Mounts = append(spec.Mounts, mount)
 	}
+	if m.ask != nil {
+		spec.Mounts = append(spec.Mounts, sandbox.Mount{HostPath: m.ask.dir, ContainerPath: agent.AskDir})
+		ap.Env = append(ap.Env, agent.EnvAskDir+"="+agent.AskDir)
+	}
 	ap.Container, err = a.startMain(ctx, spec, "the agent's container", spec.Workdir, func() bool { return ap.Dirty }, nil)
 	return err
+}
+
+// runAgent runs the agent while the question channel, when the task has
+// one, answers it: a question that needs input ends the agent's phase at
+// once (its container is killed), and the trial is not graded.
+func (m *nativeTrial) runAgent(ctx context.Context, ap *agent.Session, instruction string) (agent.Result, error) {
+	if m.ask == nil {
+		return ap.Run(ctx, instruction)
+	}
+	actx, stop := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		m.ask.watch(actx, stop)
+	}()
+	res, err := ap.Run(actx, instruction)
+	stop()
+	<-watched
+	asked, needs := m.ask.result()
+	m.a.res.Questions = asked
+	if needs == nil || ctx.Err() != nil {
+		return res, err
+	}
+	m.a.res.NeedsInput = needs
+	m.a.s.Report.Note(m.a.t, fmt.Sprintf("needs input: the agent asked %q (%s); not graded", needs.Question, needs.Reason))
+	// The phase ended on the channel's word, not the agent's failure.
+	return agent.Result{Steps: res.Steps, Replayed: res.Replayed, Events: res.Events}, nil
 }
 
 // endAgentPhase stops the agent's container, so that no process of the
@@ -193,9 +228,13 @@ func (m *nativeTrial) inspectPhase(context.Context, agent.Result) (func(), error
 	return func() {}, nil
 }
 
-// evidence reads the change from the host work dir.
+// evidence reads the change from the host work dir, with what was asked.
 func (m *nativeTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evidence {
-	return m.a.workdirEvidence(ctx, m.wd, ag)
+	var asked []grader.Event
+	if m.ask != nil {
+		asked = m.ask.events()
+	}
+	return m.a.workdirEvidence(ctx, m.wd, ag, asked)
 }
 
 // grade grades from the pristine task image with the work dir mounted, on

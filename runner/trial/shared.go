@@ -357,7 +357,7 @@ func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evi
 	}
 	wd := &WorkDir{Host: after, Container: h.workdir, Base: seed.base, shadow: seed.shadow,
 		shadowBase: seed.shadowBase, scratch: h.a.scratch, index: filepath.Join(h.a.scratch, "shadow.index")}
-	return h.a.workdirEvidence(ctx, wd, ag)
+	return h.a.workdirEvidence(ctx, wd, ag, nil)
 }
 
 // grade grades in the trial's container, live (or from a snapshot of it,

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/files"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -229,6 +231,9 @@ func (a *trialAttempt) single(ctx context.Context, m model, step *stepRun) error
 	if err != nil {
 		return err
 	}
+	if a.res.NeedsInput != nil {
+		return a.needsInput(ctx, func() *grader.Evidence { return m.evidence(ctx, ag) })
+	}
 	inspected, err := m.inspectPhase(ctx, ag)
 	if err != nil {
 		return err
@@ -239,6 +244,29 @@ func (a *trialAttempt) single(ctx context.Context, m model, step *stepRun) error
 			inspected()
 			return m.grade(ctx, step)
 		})
+}
+
+// needsInput ends a trial whose agent asked what the task does not
+// answer: its evidence is recorded, and it is not graded.
+func (a *trialAttempt) needsInput(ctx context.Context, evidence func() *grader.Evidence) error {
+	var ev *grader.Evidence
+	a.phase(PhaseEvidence, func() error {
+		ev = evidence()
+		return nil
+	})
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return a.phase(PhaseResult, func() error {
+		r, n := a.res, a.res.NeedsInput
+		r.Outcome, r.OutcomeClass = grader.OutcomeNeedsInput, grader.SpecNeedsInput
+		r.Error = fmt.Sprintf("needs input: the agent asked %q: %s; not graded", text.OneLine(n.Question, 300), n.Reason)
+		for _, sp := range a.t.Specs {
+			r.Specs = append(r.Specs, grader.Judge(sp, ev))
+		}
+		r.Finished = time.Now().UTC()
+		return nil
+	})
 }
 
 // singleStep is a single-step task's one run: the task's instruction,
@@ -349,6 +377,10 @@ func (a *trialAttempt) session(step *stepRun, workdir string) *agent.Session {
 	if ap.Timeout > 0 {
 		a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
 	}
+	if n := a.t.Task.Config.Flightdeck.MaxTurns; n > 0 {
+		a.res.MaxTurns = n
+		ap.Env = append(ap.Env, fmt.Sprintf("%s=%d", agent.EnvMaxTurns, n))
+	}
 	return ap
 }
 
@@ -411,7 +443,13 @@ func (a *trialAttempt) gradeRequest(image, workdir string, step *stepRun) grader
 
 // workdirEvidence records what the agent did: the change since the seeded tree,
 // and events from the replayed steps or recovered from the work dir.
-func (a *trialAttempt) workdirEvidence(ctx context.Context, wd *WorkDir, ag agent.Result) *grader.Evidence {
+//
+// asked are the question channel's exchanges: a replay records its own
+// questions among its steps, so only one that needed input is added to its
+// events; the events recovered from the work dir come after all of them
+// (the exchange happened during the agent's phase, the work dir is read
+// after it).
+func (a *trialAttempt) workdirEvidence(ctx context.Context, wd *WorkDir, ag agent.Result, asked []grader.Event) *grader.Evidence {
 	if wd == nil {
 		a.res.Evidence.Note = "the work dir is /: no host work dir, no evidence"
 		writeEvidence(a.dir, &grader.Evidence{}, nil)
@@ -428,7 +466,10 @@ func (a *trialAttempt) workdirEvidence(ctx context.Context, wd *WorkDir, ag agen
 		ev.DiffFiles = []string{}
 	}
 	if ag.Replayed {
-		ev.Source, ev.Events = SourceSteps, ag.Events
+		ev.Source, ev.Events = SourceSteps, slices.Clone(ag.Events)
+		if a.res.NeedsInput != nil && len(asked) > 0 {
+			ev.Events = append(ev.Events, asked[len(asked)-1])
+		}
 	} else {
 		ev.Source = SourceWorkdir
 		a.res.Evidence.Note = workdirNote
@@ -436,10 +477,13 @@ func (a *trialAttempt) workdirEvidence(ctx context.Context, wd *WorkDir, ag agen
 		if err != nil {
 			a.res.Evidence.Note = workdirNote + "; commits not read: " + err.Error()
 		}
-		ev.Events = recoveredEvents(commits, files)
+		ev.Events = append(slices.Clone(asked), recoveredEvents(commits, files)...)
 	}
 	if ev.Events == nil {
 		ev.Events = []grader.Event{}
+	}
+	for i := range ev.Events {
+		ev.Events[i].Seq = i + 1
 	}
 	if err := writeEvidence(a.dir, ev, patch); err != nil {
 		a.res.Evidence.Note = "evidence not written: " + err.Error()
