@@ -149,6 +149,13 @@ func (a *Session) exec(ctx context.Context, header string, cmd []string, env []s
 	failed := ""
 	if err != nil {
 		if failed, err = a.gone(ctx, err); err != nil {
+			// What the command printed before it was stopped stays in
+			// agent.log: the reader wants to see what led up to the end.
+			why := "stopped: " + err.Error()
+			if ctx.Err() != nil {
+				why = "stopped: the agent's phase was ended (a question that needs input, or the run was interrupted)"
+			}
+			a.appendLog(header, outPath, why, res.Truncated)
 			return res, "", err
 		}
 		status = failed
