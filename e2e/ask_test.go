@@ -208,4 +208,3 @@ func askedAt(t *testing.T, log string) time.Time {
 	t.Fatalf("no asked-at line in agent.log:\n%s", log)
 	return time.Time{}
 }
-
