@@ -280,3 +280,23 @@ func TestSharedModelStepsSeparateVerifier(t *testing.T) {
 	assert.Equal(t, 4, grades, "a verifier container per step and trial")
 	assert.Len(t, res["oracle"].Steps, 2)
 }
+
+// A healthcheck that never passes fails the trial naming the healthcheck
+// (the container it ran in is the trial's, known by then), and the
+// container is removed.
+func TestSharedModelHealthcheckFails(t *testing.T) {
+	root := t.TempDir()
+	dir := writeHarborTask(t, root, "unhealthy", "\n[environment.healthcheck]\ncommand = \"check-health\"\ninterval_sec = 0.1\nretries = 2\n")
+	eng := sandboxtest.New(t.TempDir())
+	eng.Run = func(ctx context.Context, c *sandboxtest.Container, e sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		if strings.Contains(strings.Join(e.Cmd, " "), "check-health") {
+			return sandbox.ExecResult{ExitCode: 3}, nil
+		}
+		return harborShell(ctx, c, e)
+	}
+	_, res := runShared(t, eng, dir)
+	for _, r := range res {
+		assert.Contains(t, r.Error, `healthcheck "check-health" failed`, r.Trial)
+		assert.NotContains(t, r.Error, "inspect container", r.Trial)
+	}
+}

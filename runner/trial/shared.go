@@ -180,7 +180,10 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	}
 	started := time.Now()
 	h.container, err = h.a.startMain(ctx, spec, "the task's container", harbor.Logs, func() bool { return true },
-		func() error { return h.entrypointExited(ctx, "before its healthcheck passed") })
+		func(id string) error {
+			h.container = id
+			return h.entrypointExited(ctx, "before its healthcheck passed")
+		})
 	if h.container != "" {
 		h.started = started
 	}

@@ -400,7 +400,7 @@ func (a *trialAttempt) recordAgent(res agent.Result, oomKilled bool, err error) 
 // registers its removal (what it wrote under handBack handed back first
 // when dirty says so), and waits for the task's healthcheck; unhealthy,
 // when set, may say better why the healthcheck failed.
-func (a *trialAttempt) startMain(ctx context.Context, spec sandbox.ContainerSpec, what, handBack string, dirty func() bool, unhealthy func() error) (string, error) {
+func (a *trialAttempt) startMain(ctx context.Context, spec sandbox.ContainerSpec, what, handBack string, dirty func() bool, unhealthy func(id string) error) (string, error) {
 	s, t := a.s, a.t
 	c, err := s.Engine.Start(ctx, spec)
 	if c.ID != "" {
@@ -416,7 +416,7 @@ func (a *trialAttempt) startMain(ctx context.Context, spec sandbox.ContainerSpec
 			LogPath: filepath.Join(a.dir, harbor.HealthcheckLog), Scratch: a.scratch,
 		}); err != nil {
 			if unhealthy != nil {
-				if why := unhealthy(); why != nil {
+				if why := unhealthy(c.ID); why != nil {
 					return c.ID, why
 				}
 			}
