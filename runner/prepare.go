@@ -63,6 +63,11 @@ func PrepareResume(resultsDir, runID string, opts suite.Options) (Request, error
 	if err != nil {
 		return Request{}, err
 	}
+	if sh := cfg.Shard; sh != nil {
+		// A shard resumes its own part of the tasks.
+		req.Tasks = slices.DeleteFunc(req.Tasks, func(t *tasks.Task) bool { return !slices.Contains(sh.Tasks, t.ID) })
+		req.Refused = slices.DeleteFunc(req.Refused, func(rt suite.RefusedTask) bool { return !slices.Contains(sh.Tasks, rt.ID) })
+	}
 	req.ResumeID = runID
 	return req, nil
 }

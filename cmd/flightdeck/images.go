@@ -237,6 +237,9 @@ func prepareTasks(ctx context.Context, env *cliEnv, name string, args []string, 
 	opts := f.options(env)
 	opts.Retries = -1
 	req, err := runner.Prepare(ctx, file, opts)
+	if err == nil {
+		err = applyShard(env, name, &req, f)
+	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
 		return runner.Request{}, false
@@ -320,6 +323,7 @@ func runBuild(ctx context.Context, env *cliEnv, args []string) int {
 	var f runFlags
 	suiteFlags(fs, &f)
 	fs.VarP(&jobsFlag{n: &f.jobs, auto: &f.autoJobs}, "jobs", "j", "builds at once (default: the suite's concurrency, else the number of CPUs)")
+	shardFlags(fs, &f)
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}

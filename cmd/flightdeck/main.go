@@ -55,6 +55,7 @@ func commands() []command {
 		{"task", "create, check, digest, verify and import tasks", runTask},
 		{"run", "run a suite of trials (default: local.yaml)", runRun},
 		{"report", "print a run's outcomes and spec verdicts", runReport},
+		{"merge", "join the runs of a run's shards (run --shard K/N) into one run", runMerge},
 		{"spec", "record a person's verdict on a pending spec", runSpec},
 		{"build", "build every task image of a suite or dataset, in parallel", runBuild},
 		{"images", "list, prune, save and load the cached task images", runImages},

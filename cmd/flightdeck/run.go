@@ -18,6 +18,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/shard"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
@@ -30,6 +31,7 @@ type runFlags struct {
 	noSubstitute              bool
 	resume, resultsPath       string
 	envFile                   string
+	shard, shardTimings       string // --shard K/N, --shard-timings PATH
 
 	// Datasets (run only).
 	paths, include, exclude     []string
@@ -61,6 +63,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringVar(&f.registry, "registry", "", "a Harbor registry.json; with --dataset, runs that dataset instead of the suite's tasks")
 	fs.StringVarP(&f.dataset, "dataset", "d", "", "the registry's dataset to run, NAME@VERSION (NAME alone when it has one version)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where git tasks of a registry dataset are fetched (default: $XDG_CACHE_HOME/flightdeck/tasks, else ~/.cache/flightdeck/tasks)")
+	shardFlags(fs, &f)
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
@@ -85,8 +88,8 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	var err error
 	if f.resume != "" {
 		if fs.NArg() > 0 || len(f.tasks) > 0 || len(f.variants) > 0 || f.attempts > 0 || len(f.imageMap) > 0 ||
-			datasets || len(f.include) > 0 || len(f.exclude) > 0 || f.nTasks > 0 {
-			fmt.Fprintln(env.stderr, "flightdeck run: --resume runs the recorded configuration; it takes no suite, --task, --variant, --attempts, --image-map, --path, --registry, --include, --exclude or --n-tasks")
+			datasets || len(f.include) > 0 || len(f.exclude) > 0 || f.nTasks > 0 || f.shard != "" {
+			fmt.Fprintln(env.stderr, "flightdeck run: --resume runs the recorded configuration (a shard's own part); it takes no suite, --task, --variant, --attempts, --image-map, --path, --registry, --include, --exclude, --n-tasks or --shard")
 			return exitUsage
 		}
 		dir, ferr := findRun(env, "run", f.resultsPath, f.resume)
@@ -104,6 +107,9 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 			suite = "" // the tasks are the flags'; no suite needed
 		}
 		req, err = runner.Prepare(ctx, suite, opts)
+		if err == nil {
+			err = applyShard(env, "run", &req, f)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck run: %v\n", err)
@@ -143,6 +149,41 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 	return code
 }
 
+// shardFlags adds --shard and --shard-timings, which run, task verify
+// and build take.
+func shardFlags(fs *pflag.FlagSet, f *runFlags) {
+	fs.StringVar(&f.shard, "shard", "", "run only the K-th of N parts of the tasks (K/N), every trial of a task in the same part; flightdeck merge joins the parts' runs")
+	fs.StringVar(&f.shardTimings, "shard-timings", "", "balance the parts by the seconds each task took in an earlier run (its dir or run.json) instead of by count")
+}
+
+// applyShard narrows req to --shard's part, saying what it holds.
+func applyShard(env *cliEnv, name string, req *runner.Request, f runFlags) error {
+	if f.shard == "" {
+		if f.shardTimings != "" {
+			return fmt.Errorf("--shard-timings balances --shard's parts: give --shard K/N too")
+		}
+		return nil
+	}
+	spec, err := shard.Parse(f.shard)
+	if err != nil {
+		return err
+	}
+	var weights map[string]float64
+	if f.shardTimings != "" {
+		if weights, err = shard.Timings(absPath(env.cwd, f.shardTimings)); err != nil {
+			return err
+		}
+	}
+	req.Shard(spec, weights)
+	sh := req.Config.Shard
+	if len(sh.Tasks) == 0 {
+		fmt.Fprintf(env.stderr, "flightdeck %s: shard %s holds none of the %d tasks (more shards than tasks): nothing to run\n", name, spec, len(sh.All))
+	} else {
+		fmt.Fprintf(env.stderr, "flightdeck %s: shard %s: %d of the %d tasks\n", name, spec, len(sh.Tasks), len(sh.All))
+	}
+	return nil
+}
+
 // noSubstituteFlag adds --no-substitute, which every command that builds
 // task images takes.
 func noSubstituteFlag(fs *pflag.FlagSet, f *runFlags) {
@@ -171,6 +212,7 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 	noSubstituteFlag(fs, &f)
 	fs.IntVar(&vo.Repeat, "repeat", runner.DefaultRepeat, "runs of the oracle (a task whose runs differ is flaky)")
 	fs.StringSliceVar(&vo.Skip, "skip", nil, "checks to leave out, comma-separated: "+strings.Join(audit.Checks, ", "))
+	shardFlags(fs, &f)
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
@@ -185,6 +227,9 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 	opts := f.options(env)
 	opts.Retries = -1
 	req, err := runner.PrepareVerify(ctx, fs.Args(), opts, vo)
+	if err == nil {
+		err = applyShard(env, "task verify", &req, f)
+	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck task verify: %v\n", err)
 		if _, refused := errors.AsType[*runner.RefusedError](err); refused {

@@ -22,13 +22,14 @@
 //
 // # deterministic.json
 //
-// Version 1 is an ordered list of steps, each exactly one of write, run and
-// commit:
+// Version 1 is an ordered list of steps, each exactly one of write, run,
+// commit and ask:
 //
 //	{"version": 1, "steps": [
 //	  {"write":  {"path": "csvcheck/validate.py", "from": "solution/validate.py"}},
 //	  {"write":  {"path": "notes.txt", "content": "inline text\n", "mode": "0644"}},
 //	  {"run":    {"command": "python3 -m unittest discover -s tests", "expect_exit": 0}},
+//	  {"ask":    {"question": "Should a schema be required?", "expect": "without a schema"}},
 //	  {"commit": {"message": "Detect duplicate rows"}}
 //	]}
 //
@@ -38,7 +39,11 @@
 // work dir inside the agent's container; an exit code other than
 // expect_exit (default 0) ends the agent phase (recorded; the trial is
 // still graded). A commit step is `git add -A && git commit -m MESSAGE` in
-// the work dir's repository. A script is checked before any trial starts;
+// the work dir's repository. An ask step asks through the question channel
+// (AskScript, from inside the container, as any agent would) and ends the
+// agent phase unless the reply contains expect (ignoring case; none: any
+// reply); a question the task does not answer ends the trial as
+// needs_input. A script is checked before any trial starts;
 // an error names the file, the step's index and the field. Each step's
 // output is in agent.log.
 package agent

@@ -51,8 +51,12 @@ type RunRecord struct {
 	Expectations []string            `json:"expectations_failed,omitempty"` // trials whose variant's expectation failed
 	Tampered     []string            `json:"tampered,omitempty"`            // trials the tamper inspector flagged: "trial: kind path, ..."
 	// Images is what the run's image budget did at its end; nil without one.
-	Images   *ImageBudget `json:"images,omitempty"`
-	ExitCode int          `json:"exit_code"`
+	Images *ImageBudget `json:"images,omitempty"`
+	// Shards are the shard runs a merged run joins ("K/N RUN_ID"), and
+	// MissingShards those it lacks (flightdeck merge --allow-missing).
+	Shards        []string `json:"shards,omitempty"`
+	MissingShards []int    `json:"missing_shards,omitempty"`
+	ExitCode      int      `json:"exit_code"`
 }
 
 // Versions of what ran the run.

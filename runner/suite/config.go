@@ -79,6 +79,9 @@ type Config struct {
 	// EnvFile is --env-file (an absolute path; its values are never
 	// recorded).
 	EnvFile string `json:"env_file,omitempty"`
+	// Shard is the part of the run's tasks this run ran (--shard K/N);
+	// nil for a whole run.
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // UsageError is a mistake in the suite, the flags or the tasks they name:
@@ -91,4 +94,16 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // UsageErrorf is a *UsageError with a formatted message.
 func UsageErrorf(format string, args ...any) error {
 	return &UsageError{fmt.Errorf(format, args...)}
+}
+
+// Shard is one of N disjoint parts of a run's tasks (runner/shard).
+type Shard struct {
+	K int `json:"k"`
+	N int `json:"n"`
+	// Tasks are the ids of this part's tasks, sorted; All the whole run's.
+	Tasks []string `json:"tasks"`
+	All   []string `json:"all"`
+	// Plan is a digest of the whole run's tasks (each id and task digest):
+	// shards of one run agree on it.
+	Plan string `json:"plan"`
 }

@@ -1,0 +1,248 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flightdeck/flightdeck/internal/files"
+	"github.com/flightdeck/flightdeck/runner/htmlreport"
+	"github.com/flightdeck/flightdeck/runner/results"
+)
+
+// MergeOptions are flightdeck merge's: the shard runs' dirs, where the
+// merged run goes, and whether missing shards are allowed.
+type MergeOptions struct {
+	Dirs         []string
+	Results      string // "": the first shard's results dir
+	AllowMissing bool
+}
+
+// Merge joins the runs of a run's shards (run --shard K/N) into one run,
+// as if one process had run every trial: its trials' files, run.json,
+// junit.xml and report.html. It refuses shards of different suites,
+// variants, flightdeck versions or task sets, a shard given twice, and a
+// missing shard unless AllowMissing (the run is then incomplete, and its
+// exit code says trials are without a result). The shard dirs are only
+// read; merging the same shards again gives the same run, in the same dir.
+func Merge(opts MergeOptions) (*results.RunRecord, error) {
+	if len(opts.Dirs) == 0 {
+		return nil, errors.New("name the shard runs' dirs")
+	}
+	recs := make([]*results.RunRecord, len(opts.Dirs))
+	for i, d := range opts.Dirs {
+		rec, err := results.ReadRunRecord(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d, err)
+		}
+		if rec.Config.Shard == nil {
+			return nil, fmt.Errorf("%s: run %s is not a shard (it ran without --shard K/N)", d, rec.RunID)
+		}
+		if rec.Status == results.StatusRunning {
+			return nil, fmt.Errorf("%s: run %s has not finished", d, rec.RunID)
+		}
+		recs[i] = rec
+	}
+	first, firstDir := recs[0], opts.Dirs[0]
+	byK := map[int]string{}
+	for i, rec := range recs {
+		sh, d := rec.Config.Shard, opts.Dirs[i]
+		if err := sameRun(first, rec, firstDir, d); err != nil {
+			return nil, err
+		}
+		if other, ok := byK[sh.K]; ok {
+			return nil, fmt.Errorf("shard %d/%d is given twice: %s and %s", sh.K, sh.N, other, d)
+		}
+		byK[sh.K] = d
+	}
+	n := first.Config.Shard.N
+	var missing []int
+	for k := 1; k <= n; k++ {
+		if _, ok := byK[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 && !opts.AllowMissing {
+		var names []string
+		for _, k := range missing {
+			names = append(names, fmt.Sprintf("%d/%d", k, n))
+		}
+		return nil, fmt.Errorf("shard %s missing: give its run dir too, or --allow-missing to merge what is here (the run is then incomplete)", strings.Join(names, ", "))
+	}
+
+	resultsDir := opts.Results
+	if resultsDir == "" {
+		resultsDir = filepath.Dir(filepath.Clean(firstDir))
+	}
+	var ids []string
+	for _, rec := range recs {
+		ids = append(ids, rec.RunID)
+	}
+	slices.Sort(ids)
+	sum := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	runID := "merged-" + hex.EncodeToString(sum[:6])
+	dir := filepath.Join(resultsDir, runID)
+	for _, d := range opts.Dirs {
+		if filepath.Clean(d) == filepath.Clean(dir) {
+			return nil, fmt.Errorf("%s is the merged run itself, not a shard", d)
+		}
+	}
+	if err := os.MkdirAll(resultsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("results dir: %w", err)
+	}
+	// Built aside and renamed into place: an earlier merge of the same
+	// shards is replaced whole, and a failed one leaves nothing.
+	tmp, err := os.MkdirTemp(resultsDir, ".merge-")
+	if err != nil {
+		return nil, fmt.Errorf("results dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	cfg := first.Config
+	cfg.Shard = nil
+	cfg.Results = resultsDir
+	rec := &results.RunRecord{Schema: results.RunSchema, RunID: runID, Dir: dir, Suite: first.Suite, SuiteFile: first.SuiteFile,
+		Config: cfg, Versions: first.Versions, Status: results.StatusFinished, MissingShards: missing}
+	rec.Versions.Go = runtime.Version()
+	var all []*results.Result
+	var allTasks []string
+	for i, src := range recs {
+		rec.Shards = append(rec.Shards, fmt.Sprintf("%d/%d %s", src.Config.Shard.K, n, src.RunID))
+		rec.FallbackImages = mergeStrings(rec.FallbackImages, src.FallbackImages)
+		if rec.Started.IsZero() || src.Started.Before(rec.Started) {
+			rec.Started = src.Started
+		}
+		rec.Finished = maxTime(rec.Finished, src.Finished)
+		allTasks = src.Config.Shard.All
+		got, err := mergeTrials(opts.Dirs[i], tmp, runID)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, got...)
+		rec.NotRun = append(rec.NotRun, src.NotRun...)
+	}
+	slices.Sort(rec.Shards)
+	if len(missing) > 0 {
+		have := map[string]bool{}
+		for _, src := range recs {
+			for _, t := range src.Config.Shard.Tasks {
+				have[t] = true
+			}
+		}
+		for _, task := range allTasks {
+			if have[task] {
+				continue
+			}
+			for _, v := range cfg.Variants {
+				for a := 1; a <= max(1, cfg.Attempts); a++ {
+					rec.NotRun = append(rec.NotRun, trialID(task, v.Name, a))
+				}
+			}
+		}
+		rec.Status = results.StatusInterrupted
+	}
+	slices.SortFunc(all, func(a, b *results.Result) int { return strings.Compare(a.Trial, b.Trial) })
+	results.FillRecord(rec, cfg.Variants, cfg.Attempts, all)
+	rec.Dir = dir
+	if err := results.WriteJSONFile(filepath.Join(tmp, results.RunFile), rec); err != nil {
+		return nil, err
+	}
+	if err := results.WriteJUnit(filepath.Join(tmp, results.JUnitFile), rec, all); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("replace the earlier merge %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("write %s: %w", dir, err)
+	}
+	if err := htmlreport.WriteFile(filepath.Join(dir, htmlreport.File), dir, ""); err != nil {
+		return rec, fmt.Errorf("report.html: %w", err)
+	}
+	cache := cacheIndex{resultsDir: resultsDir}
+	for _, r := range all {
+		if !r.Outcome.Ungraded() {
+			cache.store(r.CacheKey, runID, r.Trial)
+		}
+	}
+	return rec, nil
+}
+
+// sameRun refuses a shard of another run than first's.
+func sameRun(first, rec *results.RunRecord, firstDir, dir string) error {
+	a, b := first.Config.Shard, rec.Config.Shard
+	differ := func(what, x, y string) error {
+		return fmt.Errorf("%s and %s are shards of different runs: %s %s, not %s", dir, firstDir, what, y, x)
+	}
+	switch {
+	case a.N != b.N:
+		return differ("split in", fmt.Sprintf("%d shards", a.N), fmt.Sprintf("%d shards", b.N))
+	case first.Suite != rec.Suite:
+		return differ("suite", first.Suite, rec.Suite)
+	case first.Versions.Flightdeck != rec.Versions.Flightdeck:
+		return differ("flightdeck", first.Versions.Flightdeck, rec.Versions.Flightdeck)
+	case a.Plan != b.Plan:
+		return differ("tasks (their ids or digests)", a.Plan, b.Plan)
+	case jsonText(first.Config.Variants) != jsonText(rec.Config.Variants) || first.Config.Attempts != rec.Config.Attempts:
+		return differ("variants", jsonText(first.Config.Variants), jsonText(rec.Config.Variants))
+	}
+	return nil
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// mergeTrials links (or copies) a shard's trials into dst, each result
+// recorded as the merged run's, and returns the results.
+func mergeTrials(src, dst, runID string) ([]*results.Result, error) {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return nil, err
+	}
+	var out []*results.Result
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		r, err := results.ReadResult(filepath.Join(src, e.Name(), results.ResultFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // a trial the shard did not finish: not run
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src, err)
+		}
+		to := filepath.Join(dst, e.Name())
+		if _, err := os.Stat(to); err == nil {
+			return nil, fmt.Errorf("trial %s is in two shards (%s is one)", e.Name(), src)
+		}
+		if err := files.ResetDir(to); err != nil {
+			return nil, err
+		}
+		if err := copyTrialFiles(filepath.Join(src, e.Name()), to); err != nil {
+			return nil, err
+		}
+		r.RunID = runID
+		if err := results.WriteJSONFile(filepath.Join(to, results.ResultFile), r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
