@@ -249,13 +249,9 @@ func (a *trialAttempt) single(ctx context.Context, m model, step *stepRun) error
 // needsInput ends a trial whose agent asked what the task does not
 // answer: its evidence is recorded, and it is not graded.
 func (a *trialAttempt) needsInput(ctx context.Context, evidence func() *grader.Evidence) error {
-	var ev *grader.Evidence
-	a.phase(PhaseEvidence, func() error {
-		ev = evidence()
-		return nil
-	})
-	if ctx.Err() != nil {
-		return ctx.Err()
+	ev, err := a.evidencePhase(ctx, evidence)
+	if err != nil {
+		return err
 	}
 	return a.phase(PhaseResult, func() error {
 		r, n := a.res, a.res.NeedsInput
@@ -311,16 +307,23 @@ func (a *trialAttempt) imagePhase(ctx context.Context) (img sandbox.Image, info 
 	return img, info, err
 }
 
-// conclude runs a trial's last phases, the same in both container models:
-// the evidence (never an error), the grade, and the result.
-func (a *trialAttempt) conclude(ctx context.Context, ag agent.Result, evidence func() *grader.Evidence, grade func() (grader.Grade, error)) error {
+// evidencePhase records the evidence (never an error of its own); the
+// error is the run's interruption.
+func (a *trialAttempt) evidencePhase(ctx context.Context, evidence func() *grader.Evidence) (*grader.Evidence, error) {
 	var ev *grader.Evidence
 	a.phase(PhaseEvidence, func() error {
 		ev = evidence()
 		return nil
 	})
-	if ctx.Err() != nil {
-		return ctx.Err()
+	return ev, ctx.Err()
+}
+
+// conclude runs a trial's last phases, the same in both container models:
+// the evidence (never an error), the grade, and the result.
+func (a *trialAttempt) conclude(ctx context.Context, ag agent.Result, evidence func() *grader.Evidence, grade func() (grader.Grade, error)) error {
+	ev, err := a.evidencePhase(ctx, evidence)
+	if err != nil {
+		return err
 	}
 	var g grader.Grade
 	if err := a.phase(PhaseGrade, func() error {
