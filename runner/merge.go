@@ -38,7 +38,13 @@ func Merge(opts MergeOptions) (*results.RunRecord, error) {
 		return nil, errors.New("name the shard runs' dirs")
 	}
 	recs := make([]*results.RunRecord, len(opts.Dirs))
+	opts.Dirs = slices.Clone(opts.Dirs)
 	for i, d := range opts.Dirs {
+		d, err := shardRunDir(d)
+		if err != nil {
+			return nil, err
+		}
+		opts.Dirs[i] = d
 		rec, err := results.ReadRunRecord(d)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d, err)
@@ -174,6 +180,33 @@ func Merge(opts MergeOptions) (*results.RunRecord, error) {
 		}
 	}
 	return rec, nil
+}
+
+// shardRunDir is the run dir d names: d itself, or the one run of the
+// results dir d (a CI job's results dir holds its shard's run alone).
+func shardRunDir(d string) (string, error) {
+	if _, err := os.Stat(filepath.Join(d, results.RunFile)); err == nil {
+		return d, nil
+	}
+	entries, err := os.ReadDir(d)
+	if err != nil {
+		return "", err
+	}
+	var runs []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), "merged-") {
+			if _, err := os.Stat(filepath.Join(d, e.Name(), results.RunFile)); err == nil {
+				runs = append(runs, e.Name())
+			}
+		}
+	}
+	switch len(runs) {
+	case 0:
+		return "", fmt.Errorf("%s: no %s: not a run's dir (flightdeck run --shard K/N prints its dir)", d, results.RunFile)
+	case 1:
+		return filepath.Join(d, runs[0]), nil
+	}
+	return "", fmt.Errorf("%s is a results dir of %d runs (%s): name the shard's run dir", d, len(runs), strings.Join(runs, ", "))
 }
 
 // sameRun refuses a shard of another run than first's.
