@@ -4,13 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
-	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
@@ -54,9 +50,6 @@ type keyInput struct {
 	Memory bool `json:"memory,omitempty"`
 }
 
-// cacheDirName is the results dir's subdirectory of cache pointers.
-const cacheDirName = ".cache"
-
 // harborModel is the current Harbor-way container model's name in cache keys.
 const harborModel = "live-2" // live-2: the agent waits for an entrypoint of the image's own to settle
 
@@ -64,47 +57,6 @@ func (k keyInput) key() string {
 	data, _ := json.Marshal(k) // plain values: cannot fail
 	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:])
-}
-
-// cacheIndex is the results dir's index of finished trials across runs:
-// .cache/<key>.json points at the result.json that key produced.
-type cacheIndex struct{ resultsDir string }
-
-type cachePointer struct {
-	Key    string `json:"key"`
-	Result string `json:"result"` // "<run-id>/<trial>/result.json", relative to the results dir
-}
-
-func (c cacheIndex) file(key string) string {
-	return filepath.Join(c.resultsDir, cacheDirName, strings.TrimPrefix(key, "sha256:")+".json")
-}
-
-// lookup returns the finished result for key and its trial directory, when
-// one exists and still reads as a complete result for that key. Results of
-// infrastructure errors and refused tasks are never reused.
-func (c cacheIndex) lookup(key string) (*results.Result, string, bool) {
-	data, err := os.ReadFile(c.file(key))
-	if err != nil {
-		return nil, "", false
-	}
-	var p cachePointer
-	if json.Unmarshal(data, &p) != nil || p.Key != key || !filepath.IsLocal(p.Result) {
-		return nil, "", false
-	}
-	path := filepath.Join(c.resultsDir, p.Result)
-	r, err := results.ReadResult(path)
-	if err != nil || r.CacheKey != key || r.Outcome.Ungraded() {
-		return nil, "", false
-	}
-	return r, filepath.Dir(path), true
-}
-
-// store records that key's result is in runID/trial.
-func (c cacheIndex) store(key, runID, trial string) error {
-	if err := os.MkdirAll(filepath.Join(c.resultsDir, cacheDirName), 0o755); err != nil {
-		return fmt.Errorf("cache index: %w", err)
-	}
-	return results.WriteJSONFile(c.file(key), cachePointer{Key: key, Result: filepath.ToSlash(filepath.Join(runID, trial, results.ResultFile))})
 }
 
 // fileDigest is the sha256 of a file's bytes.

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostpath"
-	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
@@ -314,18 +312,13 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 				tv := v
 				tv.Env = env
 				out = append(out, &suite.Trial{
-					ID:   trialID(t.ID, v.Name, a),
+					ID:   suite.TrialID(t.ID, v.Name, a),
 					Task: t, Variant: tv, Attempt: a, Key: in.key(), Images: in.Images, Specs: applies,
 				})
 			}
 		}
 	}
 	return out, nil
-}
-
-// trialID names a trial's directory.
-func trialID(task, variant string, attempt int) string {
-	return fmt.Sprintf("%s__%s__%d", text.FileName(task), text.FileName(variant), attempt)
 }
 
 // effectiveTimeouts are the agent (0: no limit) and verifier timeouts in

@@ -246,8 +246,8 @@ func TestPlanTrialsSpecs(t *testing.T) {
 }
 
 func TestTrialID(t *testing.T) {
-	assert.Equal(t, "semver__oracle__1", trialID("semver", "oracle", 1))
-	assert.Equal(t, "a-b-c__v__12", trialID("a/b c", "v", 12))
+	assert.Equal(t, "semver__oracle__1", suite.TrialID("semver", "oracle", 1))
+	assert.Equal(t, "a-b-c__v__12", suite.TrialID("a/b c", "v", 12))
 }
 
 // onlyEnv is an environment with one variable.

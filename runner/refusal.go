@@ -50,7 +50,7 @@ func planRefused(cfg suite.Config, rt suite.RefusedTask) []*suite.Trial {
 			continue
 		}
 		for a := 1; a <= cfg.Attempts; a++ {
-			out = append(out, &suite.Trial{ID: trialID(rt.ID, v.Name, a), Task: task, Variant: v, Attempt: a, Refusal: &refusal})
+			out = append(out, &suite.Trial{ID: suite.TrialID(rt.ID, v.Name, a), Task: task, Variant: v, Attempt: a, Refusal: &refusal})
 		}
 	}
 	return out

@@ -85,7 +85,7 @@ type runState struct {
 	eng      sandbox.Engine
 	images   *images.Set
 	progress *progress
-	cache    cacheIndex
+	cache    results.CacheIndex
 	mu       sync.Mutex
 	results  map[string]*results.Result
 
@@ -120,7 +120,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	}
 	trials = inTaskOrder(cfg.TaskDirs, trials)
 	runnable, refused := splitRefused(trials)
-	s := &runState{r: r, cfg: cfg, cache: cacheIndex{resultsDir: cfg.Results}, results: map[string]*results.Result{}, redact: redact}
+	s := &runState{r: r, cfg: cfg, cache: results.CacheIndex{ResultsDir: cfg.Results}, results: map[string]*results.Result{}, redact: redact}
 	progressOut := r.Progress
 	if !redact.Empty() && progressOut != nil {
 		progressOut = &redactingWriter{w: progressOut, red: redact}
@@ -288,7 +288,7 @@ func (s *runState) classify(trials []*suite.Trial, resume bool) ([]fate, []*suit
 			}
 		}
 		if !s.cfg.NoCache {
-			if r, src, ok := s.cache.lookup(t.Key); ok {
+			if r, src, ok := s.cache.Lookup(t.Key); ok {
 				fates = append(fates, fate{t: t, cached: r, src: src})
 				continue
 			}
@@ -331,7 +331,7 @@ func (s *runState) reuse(t *suite.Trial, r *results.Result, srcDir string) (*res
 	if err := files.ResetDir(dst); err != nil {
 		return nil, err
 	}
-	if err := copyTrialFiles(srcDir, dst); err != nil {
+	if err := results.LinkTrialFiles(srcDir, dst); err != nil {
 		return nil, err
 	}
 	if !r.Cached || r.CachedFrom == "" {
@@ -344,24 +344,6 @@ func (s *runState) reuse(t *suite.Trial, r *results.Result, srcDir string) (*res
 		return nil, err
 	}
 	return r, nil
-}
-
-// copyTrialFiles links (or copies) a trial's files, result.json aside.
-func copyTrialFiles(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case rel == results.ResultFile || !d.Type().IsRegular():
-			return nil
-		}
-		return files.LinkOrCopy(p, target)
-	})
 }
 
 // open connects to the engine, checks it and that the trials todo fit it,
@@ -491,7 +473,7 @@ func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 		return
 	}
 	if res.Outcome != grader.OutcomeInfraError {
-		if err := s.cache.store(t.Key, s.runID, t.ID); err != nil {
+		if err := s.cache.Store(t.Key, s.runID, t.ID); err != nil {
 			s.progress.line(fmt.Sprintf("%s: %v", t.ID, err))
 		}
 	}

@@ -269,7 +269,7 @@ func TestRunInfraErrorAfterRetries(t *testing.T) {
 	assert.Equal(t, grader.OutcomeInfraError, res.Outcome)
 	assert.Equal(t, 3, res.Tries)
 	assert.Contains(t, res.Error, "no space left")
-	_, _, cached := cacheIndex{resultsDir: rec.Config.Results}.lookup(res.CacheKey)
+	_, _, cached := results.CacheIndex{ResultsDir: rec.Config.Results}.Lookup(res.CacheKey)
 	assert.False(t, cached, "an infra error is not cached")
 }
 

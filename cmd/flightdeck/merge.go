@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/flightdeck/flightdeck/runner"
+	"github.com/flightdeck/flightdeck/runner/merge"
 	"github.com/flightdeck/flightdeck/runner/results"
 )
 
@@ -25,11 +25,11 @@ func runMerge(_ context.Context, env *cliEnv, args []string) int {
 	for _, d := range fs.Args() {
 		dirs = append(dirs, absPath(env.cwd, d))
 	}
-	opts := runner.MergeOptions{Dirs: dirs, AllowMissing: *allowMissing}
+	opts := merge.Options{Dirs: dirs, AllowMissing: *allowMissing}
 	if *resultsPath != "" {
 		opts.Results = absPath(env.cwd, *resultsPath)
 	}
-	rec, err := runner.Merge(opts)
+	rec, err := merge.Runs(opts)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck merge: %v\n", err)
 		if rec == nil {

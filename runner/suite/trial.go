@@ -1,7 +1,10 @@
 package suite
 
 import (
+	"fmt"
+
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
@@ -24,4 +27,9 @@ type Trial struct {
 // command, or the variant asks for grading: harbor or snapshot.
 func (t *Trial) Harbor() bool {
 	return !t.Task.Native() || t.Variant.Grading != ""
+}
+
+// TrialID names a trial (and its directory): TASK__VARIANT__ATTEMPT.
+func TrialID(task, variant string, attempt int) string {
+	return fmt.Sprintf("%s__%s__%d", text.FileName(task), text.FileName(variant), attempt)
 }

@@ -1,4 +1,4 @@
-package runner
+package merge
 
 import (
 	"crypto/sha256"
@@ -16,24 +16,25 @@ import (
 	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
-// MergeOptions are flightdeck merge's: the shard runs' dirs, where the
+// Options are flightdeck merge's: the shard runs' dirs, where the
 // merged run goes, and whether missing shards are allowed.
-type MergeOptions struct {
+type Options struct {
 	Dirs         []string
 	Results      string // "": the first shard's results dir
 	AllowMissing bool
 }
 
-// Merge joins the runs of a run's shards (run --shard K/N) into one run,
+// Runs joins the runs of a run's shards (run --shard K/N) into one run,
 // as if one process had run every trial: its trials' files, run.json,
 // junit.xml and report.html. It refuses shards of different suites,
 // variants, flightdeck versions or task sets, a shard given twice, and a
 // missing shard unless AllowMissing (the run is then incomplete, and its
 // exit code says trials are without a result). The shard dirs are only
 // read; merging the same shards again gives the same run, in the same dir.
-func Merge(opts MergeOptions) (*results.RunRecord, error) {
+func Runs(opts Options) (*results.RunRecord, error) {
 	if len(opts.Dirs) == 0 {
 		return nil, errors.New("name the shard runs' dirs")
 	}
@@ -122,7 +123,11 @@ func Merge(opts MergeOptions) (*results.RunRecord, error) {
 	var allTasks []string
 	for i, src := range recs {
 		rec.Shards = append(rec.Shards, fmt.Sprintf("%d/%d %s", src.Config.Shard.K, n, src.RunID))
-		rec.FallbackImages = mergeStrings(rec.FallbackImages, src.FallbackImages)
+		for _, f := range src.FallbackImages {
+			if !slices.Contains(rec.FallbackImages, f) {
+				rec.FallbackImages = append(rec.FallbackImages, f)
+			}
+		}
 		if rec.Started.IsZero() || src.Started.Before(rec.Started) {
 			rec.Started = src.Started
 		}
@@ -149,7 +154,7 @@ func Merge(opts MergeOptions) (*results.RunRecord, error) {
 			}
 			for _, v := range cfg.Variants {
 				for a := 1; a <= max(1, cfg.Attempts); a++ {
-					rec.NotRun = append(rec.NotRun, trialID(task, v.Name, a))
+					rec.NotRun = append(rec.NotRun, suite.TrialID(task, v.Name, a))
 				}
 			}
 		}
@@ -173,10 +178,10 @@ func Merge(opts MergeOptions) (*results.RunRecord, error) {
 	if err := htmlreport.WriteFile(filepath.Join(dir, htmlreport.File), dir, ""); err != nil {
 		return rec, fmt.Errorf("report.html: %w", err)
 	}
-	cache := cacheIndex{resultsDir: resultsDir}
+	cache := results.CacheIndex{ResultsDir: resultsDir}
 	for _, r := range all {
 		if !r.Outcome.Ungraded() {
-			cache.store(r.CacheKey, runID, r.Trial)
+			cache.Store(r.CacheKey, runID, r.Trial)
 		}
 	}
 	return rec, nil
@@ -268,7 +273,7 @@ func mergeTrials(src, dst, runID string) ([]*results.Result, error) {
 		if err := files.ResetDir(to); err != nil {
 			return nil, err
 		}
-		if err := copyTrialFiles(filepath.Join(src, e.Name()), to); err != nil {
+		if err := results.LinkTrialFiles(filepath.Join(src, e.Name()), to); err != nil {
 			return nil, err
 		}
 		r.RunID = runID

@@ -1,4 +1,4 @@
-package runner
+package merge
 
 import (
 	"os"
@@ -53,7 +53,7 @@ func TestMergeRefuses(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Merge(MergeOptions{Dirs: tc.dirs, Results: filepath.Join(root, "merged")})
+			_, err := Runs(Options{Dirs: tc.dirs, Results: filepath.Join(root, "merged")})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -67,7 +67,7 @@ func TestMergeRefuses(t *testing.T) {
 	assert.ErrorContains(t, err, "results dir of 2 runs")
 
 	// Two shards merge; nothing of the merge is left when it fails.
-	rec, err := Merge(MergeOptions{Dirs: []string{a, b}, Results: filepath.Join(root, "merged")})
+	rec, err := Runs(Options{Dirs: []string{a, b}, Results: filepath.Join(root, "merged")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"1/2 run-a", "2/2 run-b"}, rec.Shards)
 	entries, err := os.ReadDir(filepath.Join(root, "merged"))
