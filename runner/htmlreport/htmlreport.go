@@ -132,9 +132,18 @@ type trial struct {
 	Class    string // the outcome's CSS class
 	Marks    []string
 	Timeline []bar
+	// Asked marks the questions the agent asked on the timeline.
+	Asked    []mark
 	Duration float64
 	Diff     *text
 	Logs     []*text
+}
+
+// mark is a moment on a trial's timeline.
+type mark struct {
+	Left  float64 // % of the trial's time
+	Title string
+	Open  bool // the question got no reply
 }
 
 type bar struct {
@@ -234,6 +243,17 @@ func newTrial(dir string, res *results.Result, budget *int64) *trial {
 			t.Timeline = append(t.Timeline, bar{Name: name, Seconds: p.End.Sub(p.Start).Seconds(),
 				Left:  100 * p.Start.Sub(res.Started).Seconds() / t.Duration,
 				Width: max(0.5, 100*p.End.Sub(p.Start).Seconds()/t.Duration)})
+		}
+		at := func(when time.Time) float64 {
+			return min(100, max(0, 100*when.Sub(res.Started).Seconds()/t.Duration))
+		}
+		for _, x := range res.Questions {
+			if !x.At.IsZero() {
+				t.Asked = append(t.Asked, mark{Left: at(x.At), Title: fmt.Sprintf("asked %q, told %q", x.Question, x.Reply)})
+			}
+		}
+		if n := res.NeedsInput; n != nil && !n.At.IsZero() {
+			t.Asked = append(t.Asked, mark{Left: at(n.At), Title: fmt.Sprintf("asked %q: needs input (%s)", n.Question, n.Reason), Open: true})
 		}
 	}
 	tdir := filepath.Join(dir, res.Trial)

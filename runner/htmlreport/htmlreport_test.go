@@ -74,3 +74,29 @@ func TestReportComparesRuns(t *testing.T) {
 	require.NoError(t, Write(&buf, now, before))
 	assert.Contains(t, buf.String(), "Tasks whose outcome differs from run run-1")
 }
+
+// The agent's questions are marks on its trial's timeline, with the
+// exchange as their title; the one that needed input stands out.
+func TestReportMarksQuestions(t *testing.T) {
+	dir := writeRun(t, t.TempDir(), "run-1", map[string]grader.Outcome{"t/a": grader.OutcomePassed, "t/b": grader.OutcomeNeedsInput})
+	for trial, edit := range map[string]func(r *results.Result){
+		"t__a__1": func(r *results.Result) {
+			r.Questions = []results.Exchange{{ID: "1", Question: "which format?", Reply: "ISO 8601", At: r.Started.Add(2 * time.Second)}}
+		},
+		"t__b__1": func(r *results.Result) {
+			r.NeedsInput = &results.NeedsInput{ID: "1", Question: "may I?", Reason: "no answer of the task's matches it", Asked: 1, At: r.Started.Add(time.Second)}
+		},
+	} {
+		path := filepath.Join(dir, trial, results.ResultFile)
+		r, err := results.ReadResult(path)
+		require.NoError(t, err)
+		edit(r)
+		require.NoError(t, results.WriteJSONFile(path, r))
+	}
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, dir, ""))
+	page := buf.String()
+	assert.Contains(t, page, `<span class="q" style="left: 50.00%" title="asked &#34;which format?&#34;, told &#34;ISO 8601&#34;">?</span>`)
+	assert.Contains(t, page, `<span class="q open" style="left: 25.00%" title="asked &#34;may I?&#34;: needs input (no answer of the task&#39;s matches it)">?</span>`)
+	assert.Contains(t, page, "needs input: asked <q>may I?</q>")
+}

@@ -257,15 +257,17 @@ func RoundSeconds(d time.Duration) float64 {
 
 // NeedsInput is why a trial ended as needs_input.
 type NeedsInput struct {
-	Question string `json:"question"`     // as asked (cut at 4 KiB; "" when it was not text)
-	Reason   string `json:"reason"`       // why it got no reply
-	ID       string `json:"id,omitempty"` // the question's name in the channel
-	Asked    int    `json:"asked"`        // questions asked, this one included
+	Question string    `json:"question"`     // as asked (cut at 4 KiB; "" when it was not text)
+	Reason   string    `json:"reason"`       // why it got no reply
+	ID       string    `json:"id,omitempty"` // the question's name in the channel
+	Asked    int       `json:"asked"`        // questions asked, this one included
+	At       time.Time `json:"at,omitzero"`  // when the runner read it
 }
 
 // Exchange is one question the agent asked and the reply it got.
 type Exchange struct {
-	ID       string `json:"id"`
-	Question string `json:"question"`
-	Reply    string `json:"reply"`
+	ID       string    `json:"id"`
+	Question string    `json:"question"`
+	Reply    string    `json:"reply"`
+	At       time.Time `json:"at,omitzero"` // when the runner answered it
 }

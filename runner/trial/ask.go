@@ -117,24 +117,26 @@ func (m *mailbox) poll() bool {
 		m.seen[name] = true
 		id := strings.TrimSuffix(name, ".q")
 		question, bad := readQuestion(filepath.Join(m.dir, name))
-		n := len(m.asked) + 1
+		n, now := len(m.asked)+1, time.Now().UTC()
+		needs := func(reason string) *results.NeedsInput {
+			return &results.NeedsInput{ID: id, Question: question, Asked: n, At: now, Reason: reason}
+		}
 		switch {
 		case bad != "":
-			m.needs = &results.NeedsInput{ID: id, Question: question, Reason: bad, Asked: n}
+			m.needs = needs(bad)
 		case n > m.bound:
-			m.needs = &results.NeedsInput{ID: id, Question: question, Asked: n,
-				Reason: fmt.Sprintf("question %d, past the bound of %d (max_turns, else %d)", n, m.bound, defaultQuestionBound)}
+			m.needs = needs(fmt.Sprintf("question %d, past the bound of %d (max_turns, else %d)", n, m.bound, defaultQuestionBound))
 		default:
 			reply, ok := m.match(question)
 			if !ok {
-				m.needs = &results.NeedsInput{ID: id, Question: question, Asked: n, Reason: "no answer of the task's matches it"}
+				m.needs = needs("no answer of the task's matches it")
 				break
 			}
 			if err := m.reply(id, reply); err != nil {
-				m.needs = &results.NeedsInput{ID: id, Question: question, Asked: n, Reason: "the reply could not be written: " + err.Error()}
+				m.needs = needs("the reply could not be written: " + err.Error())
 				break
 			}
-			m.asked = append(m.asked, results.Exchange{ID: id, Question: question, Reply: reply})
+			m.asked = append(m.asked, results.Exchange{ID: id, Question: question, Reply: reply, At: now})
 		}
 		if m.needs != nil {
 			return true
