@@ -121,9 +121,14 @@ func TestShardAndMerge(t *testing.T) {
 	assert.Equal(t, merged.code, again.code)
 	assert.Equal(t, outcomes(t, wholeRun.dir), outcomes(t, mergedDir))
 
-	// The merged run is a normal run: report reads it.
+	// The merged run is a normal run: report reads it, and --resume finds
+	// every trial done (it runs only what the shards left without a result).
 	rep := flightdeck(t, dir, nil, "report", filepath.Base(mergedDir), "--results", filepath.Join(dir, "merged"))
 	assert.Equal(t, 0, rep.code, rep.stderr)
+	resumed := flightdeck(t, dir, nil, "run", "--resume", filepath.Base(mergedDir), "--results", filepath.Join(dir, "merged"))
+	assert.Equal(t, whole.code, resumed.code, resumed.stderr)
+	assert.NotContains(t, resumed.stderr, "start ", "nothing runs again")
+	assert.Equal(t, outcomes(t, wholeRun.dir), outcomes(t, mergedDir))
 
 	// A missing shard is named; --allow-missing merges what is there.
 	missing := flightdeck(t, dir, nil, "merge", "--results", filepath.Join(dir, "partial"), shardDirs[0], shardDirs[2])
