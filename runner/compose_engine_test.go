@@ -45,10 +45,19 @@ func TestEngineComposeServiceFails(t *testing.T) {
 	tests := []struct{ name, side, condition, want, log string }{
 		{"unhealthy", `    command: ["sh", "-c", "echo side up; exec sleep infinity"]
     healthcheck:
-      test: ["CMD-SHELL", "exit 1"]
+      test: ["CMD-SHELL", "echo not ready; exit 1"]
       interval: 200ms
       retries: 2
-`, "service_healthy", "main waits for side to be healthy: service failed: its healthcheck failed", "side up"},
+`, "service_healthy", "main waits for side to be healthy: service failed: its healthcheck failed (the last probe: exit 1: not ready)", "side up"},
+		// A probe slower than its timeout reads as such: on a loaded
+		// machine that is the task's timeout, not a service that is down.
+		{"probe timeout", `    command: ["sleep", "infinity"]
+    healthcheck:
+      test: ["CMD-SHELL", "sleep 5"]
+      interval: 200ms
+      timeout: 300ms
+      retries: 2
+`, "service_healthy", "its healthcheck failed (the last probe: Health check exceeded timeout", ""},
 		{"exited", `    command: ["sh", "-c", "echo side fails; exit 4"]
 `, "service_completed_successfully", "main waits for side to be completed_successfully: service failed: it exited with code 4", "side fails"},
 		{"no healthcheck", `    command: ["sleep", "infinity"]

@@ -182,6 +182,9 @@ func (d *Docker) State(ctx context.Context, containerID string) (State, error) {
 	st := State{Running: s.Running || s.Restarting, ExitCode: s.ExitCode, OOMKilled: s.OOMKilled, Pid: s.Pid}
 	if s.Health != nil {
 		st.Health = string(s.Health.Status)
+		if n := len(s.Health.Log); n > 0 {
+			st.HealthLast = probeSummary(s.Health.Log[n-1].ExitCode, s.Health.Log[n-1].Output)
+		}
 	}
 	return st, nil
 }
@@ -353,4 +356,20 @@ func (d *Docker) handBackStopped(ctx context.Context, src container.InspectRespo
 		return fmt.Errorf("hand back %s: chown exited %d", cmd[len(cmd)-1], st.ExitCode)
 	}
 	return nil
+}
+
+// probeSummary is one health probe's result on one line, its output cut to
+// what a message can hold.
+func probeSummary(exit int, output string) string {
+	out := strings.Join(strings.Fields(output), " ")
+	if len(out) > 200 {
+		out = "…" + out[len(out)-200:]
+	}
+	if exit == -1 || strings.HasPrefix(out, "Health check exceeded timeout") {
+		return out // the engine's own words: the probe did not finish
+	}
+	if out == "" {
+		return fmt.Sprintf("exit %d", exit)
+	}
+	return fmt.Sprintf("exit %d: %s", exit, out)
 }

@@ -350,6 +350,11 @@ type State struct {
 	// Health is the engine's verdict on a container with a healthcheck:
 	// "starting", "healthy" or "unhealthy"; "" without one.
 	Health string
+	// HealthLast is the last probe's exit code and output, as the engine
+	// kept it ("exit 1: connection refused", "Health check exceeded
+	// timeout (2s)"): a probe that times out on a loaded machine reads
+	// differently from a service that is down.
+	HealthLast string
 }
 
 // ReapOptions selects what Reap removes.

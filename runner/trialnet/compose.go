@@ -292,6 +292,9 @@ func (n *Net) waitCondition(ctx context.Context, id string, d tasks.ComposeDepen
 			case st.Health == "healthy":
 				return nil
 			case st.Health == "unhealthy":
+				if st.HealthLast != "" {
+					return fmt.Errorf("%w: its healthcheck failed (the last probe: %s)", errServiceFailed, st.HealthLast)
+				}
 				return fmt.Errorf("%w: its healthcheck failed", errServiceFailed)
 			case st.Health == "" && st.Running:
 				return fmt.Errorf("%w: it has no healthcheck", errServiceFailed)
