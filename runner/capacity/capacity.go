@@ -6,8 +6,9 @@ package capacity
 
 import (
 	"fmt"
-	"github.com/flightdeck/flightdeck/internal/text"
 	"strings"
+
+	"github.com/flightdeck/flightdeck/internal/text"
 )
 
 // DefaultTaskMemory is what a task that sets no memory limit is assumed to
