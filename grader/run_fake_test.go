@@ -14,133 +14,106 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/sandbox/sandboxtest"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
-// fakeEngine stands in for the engine in Run's unit tests. The embedded nil
-// interface makes any call the fake does not implement panic.
-type fakeEngine struct {
-	sandbox.Engine
-
-	calls      []string
-	spec       sandbox.ContainerSpec
-	execs      []sandbox.ExecSpec
-	copyIn     [3]string // container, host dir, dir
-	handBack   string
-	handedBack []string // "path uid:gid", in order
-	imageUser  string
-
-	startID   string
-	startErr  error
-	grade     func(t *testing.T, spec sandbox.ContainerSpec, ex sandbox.ExecSpec) (sandbox.ExecResult, error)
-	state     sandbox.State
-	states    []sandbox.State // when set, returned in turn before state
-	stateErr  error
-	killed    bool  // Killed's answer: the engine was asked to kill the container
-	killedErr error // Killed's error
-	removeErr error
-	removeCtx error // the remove context's error when Remove was called
-	t         *testing.T
+// newFake is the engine of Run's unit tests: sandboxtest's fake, whose
+// containers are host dirs, so the grader's reward files are real files.
+func newFake(t *testing.T) *sandboxtest.Engine {
+	return sandboxtest.New(t.TempDir())
 }
 
-func newFake(t *testing.T) *fakeEngine {
-	return &fakeEngine{t: t, startID: "c1", state: sandbox.State{Running: true}}
-}
-
-func (f *fakeEngine) Start(ctx context.Context, spec sandbox.ContainerSpec) (sandbox.Container, error) {
-	f.calls = append(f.calls, "Start")
-	f.spec = spec
-	return sandbox.Container{ID: f.startID}, f.startErr
-}
-
-func (f *fakeEngine) CopyIn(ctx context.Context, id, hostDir, dir string, owner sandbox.Owner) error {
-	f.calls = append(f.calls, "CopyIn")
-	f.copyIn = [3]string{id, hostDir, dir}
-	return nil
-}
-
-func (f *fakeEngine) InspectImage(ctx context.Context, ref string) (sandbox.ImageInfo, error) {
-	f.calls = append(f.calls, "InspectImage")
-	return sandbox.ImageInfo{User: f.imageUser}, nil
-}
-
-func (f *fakeEngine) Exec(ctx context.Context, id string, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
-	f.execs = append(f.execs, ex)
-	switch {
-	case ex.Cmd[0] == "chown":
-		f.calls = append(f.calls, "Exec chown")
-		return sandbox.ExecResult{}, nil
-	case ex.Cmd[0] == "rm":
-		f.calls = append(f.calls, "Exec rm")
-		return sandbox.ExecResult{}, nil
-	case ex.Cmd[0] == "sh" && len(ex.Cmd) > 2 && ex.Cmd[2] == chownScript:
-		f.calls = append(f.calls, "Exec give")
-		return sandbox.ExecResult{}, nil
+// calls are the fake's calls without container IDs; an exec of the
+// grader's own housekeeping is named for what it does ("Exec chown",
+// "Exec rm", "Exec give"), the grade itself is "Exec".
+func calls(f *sandboxtest.Engine) []string {
+	var execs []sandbox.ExecSpec
+	for _, c := range f.Containers() {
+		execs = append(execs, c.Execs...)
 	}
-	f.calls = append(f.calls, "Exec")
-	if f.grade == nil {
-		return sandbox.ExecResult{}, nil
-	}
-	return f.grade(f.t, f.spec, ex)
-}
-
-func (f *fakeEngine) State(ctx context.Context, id string) (sandbox.State, error) {
-	f.calls = append(f.calls, "State")
-	if len(f.states) > 0 {
-		st := f.states[0]
-		f.states = f.states[1:]
-		return st, f.stateErr
-	}
-	return f.state, f.stateErr
-}
-
-func (f *fakeEngine) Killed(ctx context.Context, id string) (bool, error) {
-	f.calls = append(f.calls, "Killed")
-	return f.killed, f.killedErr
-}
-
-func (f *fakeEngine) KilledSince(ctx context.Context, id string, _ time.Time) (bool, error) {
-	return f.Killed(ctx, id)
-}
-
-func (f *fakeEngine) HandBack(ctx context.Context, id, path string, owner sandbox.Owner) error {
-	f.calls = append(f.calls, "HandBack")
-	f.handBack = path
-	f.handedBack = append(f.handedBack, fmt.Sprintf("%s %d:%d", path, owner.UID, owner.GID))
-	return nil
-}
-
-func (f *fakeEngine) Stop(ctx context.Context, id string) error {
-	f.calls = append(f.calls, "Stop")
-	return nil
-}
-
-func (f *fakeEngine) Remove(ctx context.Context, id string) error {
-	f.calls = append(f.calls, "Remove")
-	f.removeCtx = ctx.Err()
-	return f.removeErr
-}
-
-// hostPath maps a path in the fake container to the host through its mounts.
-func hostPath(t *testing.T, spec sandbox.ContainerSpec, dir, name string) string {
-	t.Helper()
-	for _, m := range spec.Mounts {
-		if m.ContainerPath == dir {
-			return filepath.Join(m.HostPath, name)
+	var out []string
+	for _, call := range f.Calls() {
+		method, _, _ := strings.Cut(call, " ")
+		if method == "Exec" && len(execs) > 0 {
+			if h := housekeeping(execs[0]); h != "" {
+				method += " " + h
+			}
+			execs = execs[1:]
 		}
+		out = append(out, method)
 	}
-	t.Fatalf("no mount at %s in %+v", dir, spec.Mounts)
+	return out
+}
+
+// housekeeping names an exec of the grader's own ("chown", "rm",
+// "give"); "" for the grade.
+func housekeeping(ex sandbox.ExecSpec) string {
+	switch {
+	case ex.Cmd[0] == "chown", ex.Cmd[0] == "rm":
+		return ex.Cmd[0]
+	case ex.Cmd[0] == "sh" && len(ex.Cmd) > 2 && ex.Cmd[2] == chownScript:
+		return "give"
+	}
 	return ""
+}
+
+// grading is the one container Run started.
+func grading(t *testing.T, f *sandboxtest.Engine) *sandboxtest.Container {
+	t.Helper()
+	cs := f.Containers()
+	require.Len(t, cs, 1)
+	return cs[0]
+}
+
+// grades makes the fake's execs of the grade (not the grader's own
+// housekeeping) run fn.
+func grades(f *sandboxtest.Engine, fn func(c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error)) {
+	f.Run = func(_ context.Context, c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		if housekeeping(ex) != "" {
+			return sandbox.ExecResult{}, nil
+		}
+		return fn(c, ex)
+	}
+}
+
+// states makes State answer seq in turn, then last, for every container.
+func states(f *sandboxtest.Engine, last sandbox.State, seq ...sandbox.State) {
+	f.StateOf = func(_ *sandboxtest.Container, n int, _ sandbox.State) (sandbox.State, error) {
+		if n < len(seq) {
+			return seq[n], nil
+		}
+		return last, nil
+	}
+}
+
+// killed marks every container as killed through the engine.
+func killed(f *sandboxtest.Engine) {
+	f.Started = func(c *sandboxtest.Container) { c.Killed = true }
+}
+
+// fails makes the named methods fail with err (on any container).
+func fails(f *sandboxtest.Engine, err error, methods ...string) {
+	f.Fail = func(m, _ string) error {
+		if contains(methods, m) {
+			return err
+		}
+		return nil
+	}
 }
 
 // writesReward is a grader that writes name=content in the reward dir and
 // prints log.
-func writesReward(rewardDir, name, content, log string) func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
-	return func(t *testing.T, spec sandbox.ContainerSpec, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+func writesReward(rewardDir, name, content, log string) func(*sandboxtest.Container, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+	return func(c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
 		if name != "" {
-			require.NoError(t, os.WriteFile(hostPath(t, spec, rewardDir, name), []byte(content), 0o644))
+			if err := os.WriteFile(c.Path(rewardDir+"/"+name), []byte(content), 0o644); err != nil {
+				return sandbox.ExecResult{}, err
+			}
 		}
-		require.NoError(t, os.WriteFile(ex.StdoutPath, []byte(log), 0o644))
+		if err := os.WriteFile(ex.StdoutPath, []byte(log), 0o644); err != nil {
+			return sandbox.ExecResult{}, err
+		}
 		return sandbox.ExecResult{ExitCode: 0, Duration: time.Second}, nil
 	}
 }
@@ -170,36 +143,37 @@ func nativeRequest(t *testing.T) Request {
 
 func TestRunNative(t *testing.T) {
 	f := newFake(t)
-	f.grade = writesReward(NativeRewardDir, "reward.json", `{"reward": 1, "passed": 3}`, "ok\nRESULT {\"passed\": 3, \"total\": 3}\n")
+	grades(f, writesReward(NativeRewardDir, "reward.json", `{"reward": 1, "passed": 3}`, "ok\nRESULT {\"passed\": 3, \"total\": 3}\n"))
 	req := nativeRequest(t)
 
 	g, err := Run(context.Background(), f, req)
 	require.NoError(t, err)
 
-	assert.Equal(t, []string{"Start", "CopyIn", "InspectImage", "Exec", "State", "HandBack", "Stop", "State", "Remove"}, f.calls)
+	assert.Equal(t, []string{"Start", "CopyIn", "InspectImage", "Exec", "State", "HandBack", "Stop", "State", "Remove"}, calls(f))
 	// The container: pristine image, no network despite the request, work dir read-only.
-	assert.Equal(t, "flightdeck/csv:0123", f.spec.Image)
-	assert.False(t, f.spec.Network)
-	assert.Equal(t, "r1", f.spec.RunID)
-	assert.Equal(t, "csv__oracle__1", f.spec.TrialID)
-	assert.Equal(t, NativeTaskDir, f.spec.Workdir)
-	assert.Equal(t, int64(1e9), f.spec.NanoCPUs)
-	assert.Equal(t, int64(1<<30), f.spec.MemoryBytes)
+	c := grading(t, f)
+	assert.Equal(t, "flightdeck/csv:0123", c.Spec.Image)
+	assert.False(t, c.Spec.Network)
+	assert.Equal(t, "r1", c.Spec.RunID)
+	assert.Equal(t, "csv__oracle__1", c.Spec.TrialID)
+	assert.Equal(t, NativeTaskDir, c.Spec.Workdir)
+	assert.Equal(t, int64(1e9), c.Spec.NanoCPUs)
+	assert.Equal(t, int64(1<<30), c.Spec.MemoryBytes)
 	assert.Equal(t, []sandbox.Mount{
 		{HostPath: req.WorkDir, ContainerPath: "/app", ReadOnly: true},
 		{HostPath: filepath.Join(req.TrialDir, "verifier"), ContainerPath: NativeRewardDir},
-	}, f.spec.Mounts)
+	}, c.Spec.Mounts)
 	// Tests from the host task dir, outside the work dir.
-	assert.Equal(t, [3]string{"c1", filepath.Join(req.Task.Dir, "tests"), "/flightdeck/task/tests"}, f.copyIn)
+	assert.FileExists(t, c.Path("/flightdeck/task/tests/test.sh"))
 	// The command.
-	ex := f.execs[0]
+	ex := c.Execs[0]
 	assert.Equal(t, []string{"bash", "-c", "bash tests/test.sh"}, ex.Cmd)
 	assert.Equal(t, NativeTaskDir, ex.Workdir)
 	assert.Equal(t, []string{"A=1", "FLIGHTDECK_WORKDIR=/app", "FLIGHTDECK_REWARD_DIR=/flightdeck/reward"}, ex.Env)
 	assert.Equal(t, filepath.Join(req.TrialDir, "grader.log"), ex.StdoutPath)
 	assert.Equal(t, 30*time.Second, ex.Timeout)
-	assert.Equal(t, NativeRewardDir, f.handBack)
-	assert.NoError(t, f.removeCtx)
+	assert.Equal(t, []string{NativeRewardDir + " 1000:1000"}, c.HandedBack)
+	assert.NoError(t, c.RemoveCtxErr)
 	// The grade.
 	require.NotNil(t, g.Reward, "reward error: %v", g.RewardErr)
 	assert.Equal(t, 1.0, g.Reward.Value)
@@ -229,21 +203,29 @@ func TestRunNativeGivesTestsToTheGradersUser(t *testing.T) {
 		{"0:1000", "", "", false},
 	} {
 		f := newFake(t)
-		f.imageUser = tt.imageUser
+		f.Image.User = tt.imageUser
 		req := nativeRequest(t)
 		req.User = tt.user
 		_, err := Run(context.Background(), f, req)
 		require.NoError(t, err)
-		assert.Equal(t, tt.inspect, contains(f.calls, "InspectImage"), "%+v", tt)
+		assert.Equal(t, tt.inspect, contains(calls(f), "InspectImage"), "%+v", tt)
 		if tt.chown == "" {
-			assert.NotContains(t, f.calls, "Exec chown", "%+v", tt)
+			assert.NotContains(t, calls(f), "Exec chown", "%+v", tt)
 			continue
 		}
-		require.Contains(t, f.calls, "Exec chown", "%+v", tt)
-		assert.Equal(t, []string{"chown", "-R", "--", tt.chown, NativeTaskDir}, f.execs[0].Cmd)
-		assert.Equal(t, "0", f.execs[0].User)
-		assert.Equal(t, tt.user, f.execs[1].User, "the grader runs as the requested user")
+		require.Contains(t, calls(f), "Exec chown", "%+v", tt)
+		execs := grading(t, f).Execs
+		assert.Equal(t, []string{"chown", "-R", "--", tt.chown, NativeTaskDir}, execs[0].Cmd)
+		assert.Equal(t, "0", execs[0].User)
+		assert.Equal(t, tt.user, execs[1].User, "the grader runs as the requested user")
 	}
+}
+
+func last(list []string) string {
+	if len(list) == 0 {
+		return ""
+	}
+	return list[len(list)-1]
 }
 
 func contains(list []string, s string) bool {
@@ -257,13 +239,12 @@ func contains(list []string, s string) bool {
 
 func TestRunHarbor(t *testing.T) {
 	f := newFake(t)
-	f.grade = func(t *testing.T, spec sandbox.ContainerSpec, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
-		require.NoError(t, os.WriteFile(hostPath(t, spec, HarborVerifierDir, "reward.txt"), []byte("0\n"), 0o644))
-		require.NoError(t, os.WriteFile(hostPath(t, spec, HarborVerifierDir, "test-stdout.txt"),
+	grades(f, func(c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		require.NoError(t, os.WriteFile(c.Path(HarborVerifierDir+"/reward.txt"), []byte("0\n"), 0o644))
+		require.NoError(t, os.WriteFile(c.Path(HarborVerifierDir+"/test-stdout.txt"),
 			[]byte("1 failed\nRESULT {\"passed\": 0, \"total\": 1, \"failed\": [\"t1\"]}\n"), 0o644))
-		require.NoError(t, os.WriteFile(ex.StdoutPath, nil, 0o644))
 		return sandbox.ExecResult{ExitCode: 1}, nil
-	}
+	})
 	req := Request{
 		Task: harborTask(t), Image: "flightdeck-snapshot:abc", WorkDir: t.TempDir(), ContainerWorkDir: "/app",
 		TrialDir: t.TempDir(), Timeout: time.Minute, Env: []string{"V=1"}, User: "root", Network: true,
@@ -271,23 +252,24 @@ func TestRunHarbor(t *testing.T) {
 	g, err := Run(context.Background(), f, req)
 	require.NoError(t, err)
 
-	assert.Equal(t, []string{"Start", "Exec rm", "CopyIn", "Exec", "State", "Stop", "State", "Remove"}, f.calls,
+	assert.Equal(t, []string{"Start", "Exec rm", "CopyIn", "Exec", "State", "Stop", "State", "Remove"}, calls(f),
 		"nothing is given away or handed back to a root caller: the host reclaims the reward dir")
-	assert.Equal(t, []string{"rm", "-rf", "--", "/tests"}, f.execs[0].Cmd, "whatever the agent left at /tests goes first")
-	assert.Equal(t, "0", f.execs[0].User)
-	assert.True(t, f.spec.Network, "Harbor's network decision is kept")
-	assert.Equal(t, "root", f.spec.User)
-	assert.Equal(t, "/app", f.spec.Workdir)
+	c := grading(t, f)
+	assert.Equal(t, []string{"rm", "-rf", "--", "/tests"}, c.Execs[0].Cmd, "whatever the agent left at /tests goes first")
+	assert.Equal(t, "0", c.Execs[0].User)
+	assert.True(t, c.Spec.Network, "Harbor's network decision is kept")
+	assert.Equal(t, "root", c.Spec.User)
+	assert.Equal(t, "/app", c.Spec.Workdir)
 	assert.Equal(t, []sandbox.Mount{
 		{HostPath: req.WorkDir, ContainerPath: "/app"},
 		{HostPath: filepath.Join(req.TrialDir, "verifier"), ContainerPath: HarborVerifierDir},
-	}, f.spec.Mounts)
-	assert.Equal(t, [3]string{"c1", filepath.Join(req.Task.Dir, "tests"), "/tests"}, f.copyIn)
-	ex := f.execs[1]
+	}, c.Spec.Mounts)
+	assert.FileExists(t, c.Path("/tests/test.sh"))
+	ex := c.Execs[1]
 	assert.Equal(t, []string{"bash", "-c", "chmod +x /tests/test.sh && /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1"}, ex.Cmd)
 	assert.Equal(t, "/app", ex.Workdir)
 	assert.Equal(t, []string{"V=1"}, ex.Env)
-	assert.Empty(t, f.handBack)
+	assert.Empty(t, c.HandedBack)
 
 	require.NotNil(t, g.Reward)
 	assert.Equal(t, 0.0, g.Reward.Value)
@@ -310,19 +292,19 @@ func TestRunHarborGivesTheWorkDirToTheAgentsUser(t *testing.T) {
 	}
 	_, err := Run(context.Background(), f, req)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"Start", "Exec rm", "Exec give", "CopyIn", "Exec", "State", "HandBack", "HandBack", "Stop", "State", "Remove"}, f.calls)
-	give := f.execs[1]
+	assert.Equal(t, []string{"Start", "Exec rm", "Exec give", "CopyIn", "Exec", "State", "HandBack", "HandBack", "Stop", "State", "Remove"}, calls(f))
+	give := grading(t, f).Execs[1]
 	assert.Equal(t, ChownCommand("agent", "/app"), give.Cmd)
 	assert.Equal(t, "0", give.User)
-	assert.Equal(t, []string{"/logs/verifier 1000:1001", "/app 1000:1001"}, f.handedBack)
+	assert.Equal(t, []string{"/logs/verifier 1000:1001", "/app 1000:1001"}, grading(t, f).HandedBack)
 
 	// No work dir (the agent worked in /): nothing to give.
 	f = newFake(t)
 	req.WorkDir = ""
 	_, err = Run(context.Background(), f, req)
 	require.NoError(t, err)
-	assert.NotContains(t, f.calls, "Exec give")
-	assert.Equal(t, []string{"/logs/verifier 1000:1001"}, f.handedBack)
+	assert.NotContains(t, calls(f), "Exec give")
+	assert.Equal(t, []string{"/logs/verifier 1000:1001"}, grading(t, f).HandedBack)
 }
 
 // A variant's grading: harbor grades a native task with Harbor's verifier.
@@ -334,24 +316,25 @@ func TestRunHarborForANativeTask(t *testing.T) {
 	req.Owner = sandbox.Owner{}
 	_, err := Run(context.Background(), f, req)
 	require.NoError(t, err)
-	assert.Equal(t, [3]string{"c1", filepath.Join(req.Task.Dir, "tests"), "/tests"}, f.copyIn)
-	assert.Equal(t, []string{"bash", "-c", harborCommand}, f.execs[1].Cmd)
+	c := grading(t, f)
+	assert.FileExists(t, c.Path("/tests/test.sh"))
+	assert.Equal(t, []string{"bash", "-c", harborCommand}, c.Execs[1].Cmd)
 	assert.Equal(t, []sandbox.Mount{
 		{HostPath: req.WorkDir, ContainerPath: "/app"},
 		{HostPath: filepath.Join(req.TrialDir, "verifier"), ContainerPath: HarborVerifierDir},
-	}, f.spec.Mounts, "the work dir is mounted as the agent had it, read-write")
-	assert.True(t, f.spec.Network, "the network is the request's")
+	}, c.Spec.Mounts, "the work dir is mounted as the agent had it, read-write")
+	assert.True(t, c.Spec.Network, "the network is the request's")
 }
 
 func TestRunHarborTestStdoutSymlinkIsNotFollowed(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	writeFile(t, secret, "host secret\n")
 	f := newFake(t)
-	f.grade = func(t *testing.T, spec sandbox.ContainerSpec, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
-		require.NoError(t, os.Symlink(secret, hostPath(t, spec, HarborVerifierDir, "test-stdout.txt")))
-		require.NoError(t, os.WriteFile(hostPath(t, spec, HarborVerifierDir, "reward.txt"), []byte("1"), 0o644))
+	grades(f, func(c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		require.NoError(t, os.Symlink(secret, c.Path(HarborVerifierDir+"/test-stdout.txt")))
+		require.NoError(t, os.WriteFile(c.Path(HarborVerifierDir+"/reward.txt"), []byte("1"), 0o644))
 		return sandbox.ExecResult{}, nil
-	}
+	})
 	req := Request{Task: harborTask(t), Image: "snap", TrialDir: t.TempDir(), User: "root"}
 	g, err := Run(context.Background(), f, req)
 	require.NoError(t, err)
@@ -362,16 +345,16 @@ func TestRunHarborTestStdoutSymlinkIsNotFollowed(t *testing.T) {
 
 func TestRunTimeout(t *testing.T) {
 	f := newFake(t)
-	f.state = sandbox.State{Running: false, ExitCode: 137}
-	f.grade = func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+	states(f, sandbox.State{Running: false, ExitCode: 137})
+	grades(f, func(*sandboxtest.Container, sandbox.ExecSpec) (sandbox.ExecResult, error) {
 		return sandbox.ExecResult{TimedOut: true, ExitCode: -1}, nil
-	}
+	})
 	g, err := Run(context.Background(), f, nativeRequest(t))
 	require.NoError(t, err, "a timeout is the grade's, not the infrastructure's")
 	assert.True(t, g.TimedOut)
 	assert.Nil(t, g.Reward)
 	assertRewardKind(t, RewardMissing, g.RewardErr)
-	assert.Equal(t, "Remove", f.calls[len(f.calls)-1])
+	assert.Equal(t, "Remove", last(calls(f)))
 	assert.Equal(t, OutcomeVerifierTimeout, g.Outcome())
 }
 
@@ -385,43 +368,48 @@ func assertRewardKind(t *testing.T, kind string, err error) {
 func TestRunInfraErrors(t *testing.T) {
 	tests := []struct {
 		name   string
-		setup  func(f *fakeEngine)
+		setup  func(f *sandboxtest.Engine)
 		want   string
 		remove bool
 		oom    bool
 	}{
-		{"container killed through the engine mid-grade", func(f *fakeEngine) {
-			f.state = sandbox.State{Running: false, ExitCode: 137, OOMKilled: true}
-			f.killed = true
+		{"container killed through the engine mid-grade", func(f *sandboxtest.Engine) {
+			states(f, sandbox.State{Running: false, ExitCode: 137, OOMKilled: true})
+			killed(f)
 		}, "killed through the engine while the grader ran (exit code 137)", true, true},
-		{"container stopped mid-grade, its events unreadable", func(f *fakeEngine) {
-			f.state = sandbox.State{Running: false, ExitCode: 137}
-			f.killedErr = errors.New("engine down")
+		{"container stopped mid-grade, its events unreadable", func(f *sandboxtest.Engine) {
+			states(f, sandbox.State{Running: false, ExitCode: 137})
+			fails(f, errors.New("engine down"), "Killed", "KilledSince")
 		}, "its events cannot be read: engine down", true, false},
-		{"container removed", func(f *fakeEngine) {
-			f.state = sandbox.State{Missing: true}
-			f.killed = true
+		{"container removed", func(f *sandboxtest.Engine) {
+			states(f, sandbox.State{Missing: true})
+			killed(f)
 		}, "removed while the grader ran", true, false},
-		{"container gone under the exec, killed through the engine", func(f *fakeEngine) {
-			f.grade = func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		{"container gone under the exec, killed through the engine", func(f *sandboxtest.Engine) {
+			grades(f, func(*sandboxtest.Container, sandbox.ExecSpec) (sandbox.ExecResult, error) {
 				return sandbox.ExecResult{ExitCode: -1}, fmt.Errorf("exec: %w", sandbox.ErrContainerGone)
-			}
-			f.state = sandbox.State{ExitCode: 137}
-			f.killed = true
+			})
+			states(f, sandbox.State{ExitCode: 137})
+			killed(f)
 		}, "killed through the engine", true, false},
-		{"state fails", func(f *fakeEngine) {
-			f.stateErr = errors.New("engine down")
+		{"state fails", func(f *sandboxtest.Engine) {
+			fails(f, errors.New("engine down"), "State")
 		}, "inspect grading container of csv__oracle__1: engine down", true, false},
-		{"exec fails", func(f *fakeEngine) {
-			f.grade = func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		{"exec fails", func(f *sandboxtest.Engine) {
+			grades(f, func(*sandboxtest.Container, sandbox.ExecSpec) (sandbox.ExecResult, error) {
 				return sandbox.ExecResult{}, errors.New("container is gone")
-			}
+			})
 		}, "run the grader of csv__oracle__1: container is gone", true, false},
-		{"start fails after create", func(f *fakeEngine) {
-			f.startErr = errors.New("no such image")
+		{"start fails after create", func(f *sandboxtest.Engine) {
+			f.Fail = func(method, id string) error {
+				if method == "Start" && id != "" {
+					return errors.New("no such image")
+				}
+				return nil
+			}
 		}, "start grading container for csv__oracle__1: no such image", true, false},
-		{"start fails before create", func(f *fakeEngine) {
-			f.startID, f.startErr = "", errors.New("engine down")
+		{"start fails before create", func(f *sandboxtest.Engine) {
+			fails(f, errors.New("engine down"), "Start")
 		}, "engine down", false, false},
 	}
 	for _, tt := range tests {
@@ -431,7 +419,7 @@ func TestRunInfraErrors(t *testing.T) {
 			g, err := Run(context.Background(), f, nativeRequest(t))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.Equal(t, tt.remove, contains(f.calls, "Remove"), "calls: %v", f.calls)
+			assert.Equal(t, tt.remove, contains(calls(f), "Remove"), "calls: %v", calls(f))
 			assert.Equal(t, tt.oom, g.OOMKilled)
 			assert.Nil(t, g.Reward)
 		})
@@ -441,20 +429,21 @@ func TestRunInfraErrors(t *testing.T) {
 func TestRunRemovesOnACancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := newFake(t)
-	f.grade = func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+	grades(f, func(*sandboxtest.Container, sandbox.ExecSpec) (sandbox.ExecResult, error) {
 		cancel()
 		return sandbox.ExecResult{}, context.Canceled
-	}
+	})
 	_, err := Run(ctx, f, nativeRequest(t))
 	require.ErrorIs(t, err, context.Canceled)
-	require.Contains(t, f.calls, "Remove")
-	assert.NoError(t, f.removeCtx, "removal runs on a context the caller's cancellation does not reach")
+	require.Contains(t, calls(f), "Remove")
+	assert.Empty(t, f.Live())
+	assert.NoError(t, grading(t, f).RemoveCtxErr, "removal runs on a context the caller's cancellation does not reach")
 }
 
 func TestRunRemoveFailureIsAWarning(t *testing.T) {
 	f := newFake(t)
-	f.removeErr = errors.New("busy")
-	f.grade = writesReward(NativeRewardDir, "reward.txt", "1", "")
+	fails(f, errors.New("busy"), "Remove")
+	grades(f, writesReward(NativeRewardDir, "reward.txt", "1", ""))
 	g, err := Run(context.Background(), f, nativeRequest(t))
 	require.NoError(t, err)
 	require.NotNil(t, g.Reward)
@@ -488,7 +477,7 @@ func TestRunRewardMustBeFresh(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "fresh")
-			assert.Empty(t, f.calls, "nothing is started for a stale reward dir")
+			assert.Empty(t, f.Calls(), "nothing is started for a stale reward dir")
 		})
 	}
 }
@@ -515,14 +504,14 @@ func TestRunRefusesBadRequests(t *testing.T) {
 			_, err := Run(context.Background(), f, req)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.Empty(t, f.calls)
+			assert.Empty(t, f.Calls())
 		})
 	}
 }
 
 func TestRunMalformedReward(t *testing.T) {
 	f := newFake(t)
-	f.grade = writesReward(NativeRewardDir, "reward.json", `{"reward": "yes"}`, strings.Repeat("x\n", 3))
+	grades(f, writesReward(NativeRewardDir, "reward.json", `{"reward": "yes"}`, strings.Repeat("x\n", 3)))
 	g, err := Run(context.Background(), f, nativeRequest(t))
 	require.NoError(t, err)
 	assert.Nil(t, g.Reward)
@@ -532,54 +521,52 @@ func TestRunMalformedReward(t *testing.T) {
 }
 
 func TestRunKilledGrader(t *testing.T) {
-	killed := func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+	exit137 := func(*sandboxtest.Container, sandbox.ExecSpec) (sandbox.ExecResult, error) {
 		return sandbox.ExecResult{ExitCode: 137}, nil
 	}
 	t.Run("the container stops soon after, killed through the engine: infrastructure", func(t *testing.T) {
 		f := newFake(t)
-		f.grade = killed
-		f.states = []sandbox.State{{Running: true}, {Running: true}}
-		f.state = sandbox.State{Running: false, ExitCode: 137}
-		f.killed = true
+		grades(f, exit137)
+		states(f, sandbox.State{Running: false, ExitCode: 137}, sandbox.State{Running: true}, sandbox.State{Running: true})
+		killed(f)
 		_, err := Run(context.Background(), f, nativeRequest(t))
 		require.ErrorIs(t, err, sandbox.ErrContainerGone)
 		assert.Contains(t, err.Error(), "killed through the engine")
-		assert.Equal(t, "Remove", f.calls[len(f.calls)-1])
+		assert.Equal(t, "Remove", last(calls(f)))
 	})
 	t.Run("the container stops soon after, from within: the grade fails", func(t *testing.T) {
 		f := newFake(t)
-		f.grade = func(t *testing.T, spec sandbox.ContainerSpec, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		grades(f, func(c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
 			// A reward written before the container stopped is not the grader's verdict.
-			require.NoError(t, os.WriteFile(hostPath(t, spec, NativeRewardDir, "reward.txt"), []byte("1"), 0o644))
+			require.NoError(t, os.WriteFile(c.Path(NativeRewardDir+"/reward.txt"), []byte("1"), 0o644))
 			return sandbox.ExecResult{ExitCode: 137}, nil
-		}
-		f.states = []sandbox.State{{Running: true}, {Running: true}}
-		f.state = sandbox.State{Running: false, ExitCode: 137}
+		})
+		states(f, sandbox.State{Running: false, ExitCode: 137}, sandbox.State{Running: true}, sandbox.State{Running: true})
 		g, err := Run(context.Background(), f, nativeRequest(t))
 		require.NoError(t, err)
 		assert.Nil(t, g.Reward)
 		assertRewardKind(t, RewardUnfinished, g.RewardErr)
 		assert.Contains(t, g.RewardErr.Error(), "stopped from within")
 		assert.Equal(t, OutcomeFailed, g.Outcome())
-		assert.Contains(t, f.calls, "HandBack", "the reward dir is handed back all the same")
-		assert.Equal(t, "Remove", f.calls[len(f.calls)-1])
+		assert.Contains(t, calls(f), "HandBack", "the reward dir is handed back all the same")
+		assert.Equal(t, "Remove", last(calls(f)))
 	})
 	t.Run("the container gone under the exec, from within: the grade fails", func(t *testing.T) {
 		f := newFake(t)
-		f.grade = func(*testing.T, sandbox.ContainerSpec, sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		grades(f, func(*sandboxtest.Container, sandbox.ExecSpec) (sandbox.ExecResult, error) {
 			return sandbox.ExecResult{ExitCode: 137}, fmt.Errorf("exec: %w", sandbox.ErrContainerGone)
-		}
-		f.state = sandbox.State{ExitCode: 137, OOMKilled: true}
+		})
+		states(f, sandbox.State{ExitCode: 137, OOMKilled: true})
 		g, err := Run(context.Background(), f, nativeRequest(t))
 		require.NoError(t, err)
 		assertRewardKind(t, RewardUnfinished, g.RewardErr)
 		assert.True(t, g.OOMKilled)
-		assert.Contains(t, f.calls, "Killed")
+		assert.Contains(t, calls(f), "KilledSince", "the engine was asked whether it killed the container")
 	})
 	t.Run("the container keeps running: the grader's own kill, a grade", func(t *testing.T) {
 		f := newFake(t)
-		f.grade = killed
-		f.state = sandbox.State{Running: true, OOMKilled: true}
+		grades(f, exit137)
+		states(f, sandbox.State{Running: true, OOMKilled: true})
 		g, err := Run(context.Background(), f, nativeRequest(t))
 		require.NoError(t, err)
 		assert.Equal(t, 137, g.ExitCode)
@@ -591,10 +578,10 @@ func TestRunKilledGrader(t *testing.T) {
 // An out-of-memory kill the container survived shows once it has stopped.
 func TestRunRecordsOOMAfterStop(t *testing.T) {
 	f := newFake(t)
-	f.states = []sandbox.State{{Running: true}, {OOMKilled: true}}
-	f.grade = writesReward(NativeRewardDir, "reward.txt", "0", "Killed\n")
+	states(f, sandbox.State{OOMKilled: true}, sandbox.State{Running: true})
+	grades(f, writesReward(NativeRewardDir, "reward.txt", "0", "Killed\n"))
 	g, err := Run(context.Background(), f, nativeRequest(t))
 	require.NoError(t, err)
 	assert.True(t, g.OOMKilled)
-	assert.Equal(t, []string{"Start", "CopyIn", "InspectImage", "Exec", "State", "HandBack", "Stop", "State", "Remove"}, f.calls)
+	assert.Equal(t, []string{"Start", "CopyIn", "InspectImage", "Exec", "State", "HandBack", "Stop", "State", "Remove"}, calls(f))
 }

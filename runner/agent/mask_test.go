@@ -16,33 +16,31 @@ import (
 	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/sandbox/sandboxtest"
 )
 
 const testSecret = "sk-test-secret-0123"
 
 // pieceEngine writes each exec's output through the spec's filter in the
-// pieces given, as the engine's stream arrives; any other call panics.
-type pieceEngine struct {
-	sandbox.Engine
-	pieces []string
-}
-
-func (e pieceEngine) Exec(_ context.Context, _ string, spec sandbox.ExecSpec) (sandbox.ExecResult, error) {
-	f, err := os.Create(spec.StdoutPath)
-	if err != nil {
-		return sandbox.ExecResult{}, err
-	}
-	defer f.Close()
-	var w io.WriteCloser = nopCloser{f}
-	if spec.Filter != nil {
-		w = spec.Filter(f)
-	}
-	for _, p := range e.pieces {
-		if _, err := io.WriteString(w, p); err != nil {
+// pieces given, as the engine's stream arrives.
+func pieceEngine(t *testing.T, pieces ...string) (*sandboxtest.Engine, string) {
+	return execEngine(t, func(spec sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		f, err := os.Create(spec.StdoutPath)
+		if err != nil {
 			return sandbox.ExecResult{}, err
 		}
-	}
-	return sandbox.ExecResult{}, w.Close()
+		defer f.Close()
+		var w io.WriteCloser = nopCloser{f}
+		if spec.Filter != nil {
+			w = spec.Filter(f)
+		}
+		for _, p := range pieces {
+			if _, err := io.WriteString(w, p); err != nil {
+				return sandbox.ExecResult{}, err
+			}
+		}
+		return sandbox.ExecResult{}, w.Close()
+	})
 }
 
 // A session with a Mask masks each command's output file and agent.log:
@@ -50,9 +48,10 @@ func (e pieceEngine) Exec(_ context.Context, _ string, spec sandbox.ExecSpec) (s
 // one an escape sequence cuts in two (which the log's stripping joins).
 func TestSessionMasksSecrets(t *testing.T) {
 	dir := t.TempDir()
+	eng, id := pieceEngine(t, "using sk-test-se", "cret-0123 now\n", "coloured sk-test-\x1b[1msecret-0123\n")
 	a := &Session{
-		Engine:    pieceEngine{pieces: []string{"using sk-test-se", "cret-0123 now\n", "coloured sk-test-\x1b[1msecret-0123\n"}},
-		Container: "c", LogPath: filepath.Join(dir, "agent.log"), Scratch: dir,
+		Engine:    eng,
+		Container: id, LogPath: filepath.Join(dir, "agent.log"), Scratch: dir,
 		Mask: secrets.NewRedactor(testSecret).Writer,
 	}
 	_, _, err := a.exec(context.Background(), "command: run --key "+testSecret, []string{"run"}, nil, "")

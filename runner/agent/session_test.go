@@ -7,29 +7,40 @@ import (
 	"testing"
 
 	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/sandbox/sandboxtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// colourEngine runs every exec as a command that colours its output; any
-// other call panics.
-type colourEngine struct {
-	sandbox.Engine
-	output string
+// execEngine is a fake engine with one container, "c1", whose every exec
+// runs run.
+func execEngine(t *testing.T, run func(spec sandbox.ExecSpec) (sandbox.ExecResult, error)) (*sandboxtest.Engine, string) {
+	t.Helper()
+	e := sandboxtest.New(t.TempDir())
+	e.Run = func(_ context.Context, _ *sandboxtest.Container, spec sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		return run(spec)
+	}
+	c, err := e.Start(context.Background(), sandbox.ContainerSpec{})
+	require.NoError(t, err)
+	return e, c.ID
 }
 
-func (e colourEngine) Exec(_ context.Context, _ string, spec sandbox.ExecSpec) (sandbox.ExecResult, error) {
-	if err := os.WriteFile(spec.StdoutPath, []byte(e.output), 0o644); err != nil {
-		return sandbox.ExecResult{}, err
-	}
-	return sandbox.ExecResult{ExitCode: 1}, nil
+// colourEngine runs every exec as a command that colours its output.
+func colourEngine(t *testing.T, output string) (*sandboxtest.Engine, string) {
+	return execEngine(t, func(spec sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		if err := os.WriteFile(spec.StdoutPath, []byte(output), 0o644); err != nil {
+			return sandbox.ExecResult{}, err
+		}
+		return sandbox.ExecResult{ExitCode: 1}, nil
+	})
 }
 
 func TestAgentLogIsText(t *testing.T) {
 	dir := t.TempDir()
+	eng, id := colourEngine(t, "\x1b[32m✓ passed\x1b[0m\n\x1b[31m✗ fail\x1b]0;unterminated title")
 	a := &Session{
-		Engine:    colourEngine{output: "\x1b[32m✓ passed\x1b[0m\n\x1b[31m✗ fail\x1b]0;unterminated title"},
-		Container: "c",
+		Engine:    eng,
+		Container: id,
 		LogPath:   filepath.Join(dir, "agent.log"),
 		Scratch:   dir,
 	}

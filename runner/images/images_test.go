@@ -12,36 +12,38 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/sandbox/sandboxtest"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
 // offlineEngine has only Fallback (and what the map turns into it):
-// a build whose base image the map leaves unmapped fails as missing.
-type offlineEngine struct {
-	sandbox.Engine
-	mu   sync.Mutex
-	maps []map[string]string // the image map of each EnsureImage
-}
-
-func (e *offlineEngine) EnsureImage(_ context.Context, spec sandbox.BuildSpec) (sandbox.Image, error) {
-	e.mu.Lock()
-	e.maps = append(e.maps, spec.ImageMap)
-	e.mu.Unlock()
-	base := spec.DockerImage
-	if to, ok := sandbox.MapImage(base, spec.ImageMap); ok {
-		base = to
+// a build whose base image the map leaves unmapped fails as missing. maps
+// gets the image map of each EnsureImage.
+func offlineEngine(t *testing.T, maps *[]map[string]string) *sandboxtest.Engine {
+	e := sandboxtest.New(t.TempDir())
+	var mu sync.Mutex
+	e.Build = func(spec sandbox.BuildSpec) (sandbox.Image, error) {
+		mu.Lock()
+		if maps != nil {
+			*maps = append(*maps, spec.ImageMap)
+		}
+		mu.Unlock()
+		base := spec.DockerImage
+		if to, ok := sandbox.MapImage(base, spec.ImageMap); ok {
+			base = to
+		}
+		if base != Fallback {
+			return sandbox.Image{}, fmt.Errorf("image %s %w", base, sandbox.ErrImageMissing)
+		}
+		return sandbox.Image{Ref: Fallback, ID: "sha256:base"}, nil
 	}
-	if base != Fallback {
-		return sandbox.Image{}, fmt.Errorf("image %s %w", base, sandbox.ErrImageMissing)
+	e.Inspect = func(ref string) (sandbox.ImageInfo, error) {
+		if ref == Fallback {
+			return sandbox.ImageInfo{ID: "sha256:base"}, nil
+		}
+		return sandbox.ImageInfo{}, fmt.Errorf("inspect image %s: %w", ref, sandbox.ErrNoSuchImage)
 	}
-	return sandbox.Image{Ref: Fallback, ID: "sha256:base"}, nil
-}
-
-func (e *offlineEngine) InspectImage(_ context.Context, ref string) (sandbox.ImageInfo, error) {
-	if ref == Fallback {
-		return sandbox.ImageInfo{ID: "sha256:base"}, nil
-	}
-	return sandbox.ImageInfo{}, fmt.Errorf("inspect image %s: %w", ref, sandbox.ErrNoSuchImage)
+	return e
 }
 
 // A digest-pinned base image (as the ai-dlc importer writes) is mapped by
@@ -60,13 +62,14 @@ func TestImagesPinnedReferences(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			eng := &offlineEngine{}
+			var maps []map[string]string
+			eng := offlineEngine(t, &maps)
 			var notes []string
 			imgs := New(eng, tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
 			img, _, err := imgs.Get(context.Background(), task)
 			require.NoError(t, err)
 			assert.Equal(t, Fallback, img.Ref)
-			assert.Len(t, eng.maps, tc.builds)
+			assert.Len(t, maps, tc.builds)
 			assert.Equal(t, tc.fallbacks, imgs.FallbackPairs())
 			if tc.fallbacks != nil {
 				require.Len(t, notes, 1)
@@ -100,7 +103,7 @@ func TestImagesSubstitutionRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			task := &tasks.Task{ID: "t", Dir: filepath.Join(t.TempDir(), "t"), Config: tasks.Config{Environment: tasks.EnvConfig{DockerImage: tc.image}}}
 			var notes []string
-			imgs := New(&offlineEngine{}, tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
+			imgs := New(offlineEngine(t, nil), tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
 			imgs.NoSubstitute = tc.noSubstitute
 			img, _, err := imgs.Get(context.Background(), task)
 			if tc.wantErr == "" {

@@ -44,6 +44,9 @@ type Engine struct {
 	ImageFiles map[string]string
 	// Build makes EnsureImage's image; nil gives "flightdeck/NAME:fake".
 	Build func(spec sandbox.BuildSpec) (sandbox.Image, error)
+	// Inspect, when set, is InspectImage's answer for ref (an engine
+	// with some images and not others); nil answers Image for every ref.
+	Inspect func(ref string) (sandbox.ImageInfo, error)
 	// Run is what an exec does in a container; nil: it does nothing and
 	// exits 0. It may read and write c's filesystem through c.Path.
 	Run func(ctx context.Context, c *Container, spec sandbox.ExecSpec) (sandbox.ExecResult, error)
@@ -52,8 +55,14 @@ type Engine struct {
 	Started func(c *Container)
 	// Fail, when it returns an error for a method's name ("Start",
 	// "Exec", …) and the container (or "" for none), makes that call fail
-	// with it before it does anything.
+	// with it before it does anything. Start asks twice: with "" before
+	// the container exists, and with its ID once it does — a container
+	// created but not started, which the engine returns with the error.
 	Fail func(method, containerID string) error
+	// StateOf, when set, makes State's answer for a container the test's:
+	// it gets what the fake would answer (the n-th call for that
+	// container, from 0) and returns what State does.
+	StateOf func(c *Container, n int, st sandbox.State) (sandbox.State, error)
 
 	mu         sync.Mutex
 	n          int
@@ -83,6 +92,16 @@ type Container struct {
 	Killed bool
 	// Health is State's Health.
 	Health string
+	// Execs are the commands run in the container, in order.
+	Execs []sandbox.ExecSpec
+	// HandedBack are HandBack's calls, "PATH UID:GID", in order.
+	HandedBack []string
+	// RemoveCtxErr is the error of Remove's context when it was called:
+	// nil when removal ran on a context the caller's cancellation did not
+	// reach.
+	RemoveCtxErr error
+
+	states int // State calls so far
 }
 
 // New returns a fake engine whose containers live under t's temp dir.
@@ -203,9 +222,12 @@ func (e *Engine) EnsureImage(_ context.Context, spec sandbox.BuildSpec) (sandbox
 	return sandbox.Image{Ref: "flightdeck/" + spec.Name + ":fake", ID: "sha256:fake"}, nil
 }
 
-func (e *Engine) InspectImage(context.Context, string) (sandbox.ImageInfo, error) {
+func (e *Engine) InspectImage(_ context.Context, ref string) (sandbox.ImageInfo, error) {
 	if _, err := e.call("InspectImage", ""); err != nil {
 		return sandbox.ImageInfo{}, err
+	}
+	if e.Inspect != nil {
+		return e.Inspect(ref)
 	}
 	return e.Image, nil
 }
@@ -253,6 +275,12 @@ func (e *Engine) Start(_ context.Context, spec sandbox.ContainerSpec) (sandbox.C
 	e.mu.Lock()
 	e.containers[id] = c
 	e.mu.Unlock()
+	if e.Fail != nil {
+		if err := e.Fail("Start", id); err != nil {
+			c.Running = false
+			return sandbox.Container{ID: id}, err
+		}
+	}
 	return sandbox.Container{ID: id}, nil
 }
 
@@ -264,6 +292,9 @@ func (e *Engine) Exec(ctx context.Context, id string, spec sandbox.ExecSpec) (sa
 	if !c.Running {
 		return sandbox.ExecResult{}, fmt.Errorf("exec in %s: the container is not running", id)
 	}
+	e.mu.Lock()
+	c.Execs = append(c.Execs, spec)
+	e.mu.Unlock()
 	if spec.StdoutPath != "" {
 		if err := os.WriteFile(spec.StdoutPath, nil, 0o644); err != nil {
 			return sandbox.ExecResult{}, err
@@ -343,6 +374,13 @@ func (e *Engine) State(_ context.Context, id string) (sandbox.State, error) {
 		st.Pid = 1000 + idNumber(id)
 	} else {
 		st.ExitCode = c.ExitCode
+	}
+	if e.StateOf != nil {
+		e.mu.Lock()
+		n := c.states
+		c.states++
+		e.mu.Unlock()
+		return e.StateOf(c, n, st)
 	}
 	return st, nil
 }
@@ -463,12 +501,21 @@ func (e *Engine) Commit(_ context.Context, id string, _ map[string]string) (stri
 	return image, nil
 }
 
-func (e *Engine) HandBack(_ context.Context, id, _ string, _ sandbox.Owner) error {
-	_, err := e.call("HandBack", id)
-	return err
+func (e *Engine) HandBack(_ context.Context, id, p string, owner sandbox.Owner) error {
+	c, err := e.call("HandBack", id)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	c.HandedBack = append(c.HandedBack, fmt.Sprintf("%s %d:%d", p, owner.UID, owner.GID))
+	e.mu.Unlock()
+	return nil
 }
 
-func (e *Engine) Remove(_ context.Context, id string) error {
+func (e *Engine) Remove(ctx context.Context, id string) error {
+	if c := e.container(id); c != nil {
+		c.RemoveCtxErr = ctx.Err()
+	}
 	c, err := e.call("Remove", id)
 	if err != nil {
 		return err
