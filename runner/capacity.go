@@ -44,7 +44,7 @@ func (s *runState) checkCapacity(ctx context.Context, info sandbox.Info, rec *re
 	if err != nil {
 		return &suite.UsageError{Err: err}
 	}
-	if s.cfg.AutoJobs {
+	if s.cfg.AutoJobs && !s.progress.quiet {
 		s.progress.line(d.Why)
 	}
 	for _, w := range d.Warnings {

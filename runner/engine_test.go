@@ -517,7 +517,7 @@ func TestEngineRunStartReapsOldOrphans(t *testing.T) {
 		for k, v := range map[string]string{
 			sandbox.LabelManaged: "true", sandbox.LabelRun: orphanRun, sandbox.LabelKind: sandbox.KindContainer,
 			sandbox.LabelOwnerHost: host, sandbox.LabelOwnerPID: fmt.Sprint(dead.Process.Pid),
-			sandbox.LabelCreated: created.UTC().Format(time.RFC3339),
+			sandbox.LabelCreated: created.UTC().Format(time.RFC3339), sandbox.LabelTest: os.Getenv(sandbox.TestEnv),
 		} {
 			args = append(args, "--label", k+"="+v)
 		}

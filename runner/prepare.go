@@ -187,6 +187,35 @@ func PrepareVerify(ctx context.Context, dirs []string, opts suite.Options, vo Ve
 	return req, nil
 }
 
+// PrepareShell is the request of `flightdeck task shell`: one trial of the
+// task in dir, whose agent (Runner.Agent) is a person at a terminal;
+// nothing is cached, retried or kept. The run's files go to opts.Results.
+func PrepareShell(ctx context.Context, dir string, opts suite.Options) (Request, error) {
+	if fi, err := os.Stat(hostpath.Abs(opts.Cwd, dir)); err != nil || !fi.IsDir() {
+		return Request{}, suite.UsageErrorf("%s: not a task directory", dir)
+	}
+	s := &suite.Suite{
+		Name: "shell", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task shell"), Attempts: 1, Retries: 0,
+		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results",
+		Variants: []suite.Variant{{Name: suite.AgentShell, Agent: suite.AgentShell, Attempts: 1}},
+	}
+	opts.Tasks = []string{dir}
+	opts.NoCache = true
+	cfg, err := resolve(ctx, s, opts)
+	if err != nil {
+		return Request{}, err
+	}
+	opts.Tasks = nil
+	req, err := load(cfg, nil, opts)
+	if err != nil {
+		return Request{}, err
+	}
+	if len(req.Refused) > 0 {
+		return Request{}, &RefusedError{Msg: "load task: " + req.Refused[0].Refusal.String()}
+	}
+	return req, nil
+}
+
 // RefusedError is a task verify of tasks that cannot run here: nothing
 // ran, and each refusal is in the message.
 type RefusedError struct{ Msg string }

@@ -34,6 +34,9 @@ type progress struct {
 	ran                    []time.Duration
 	jobs                   int // trials at once, for the estimate
 	stop                   chan struct{}
+	// quiet leaves out the run's and the trials' own lines (a shell's
+	// run): what is printed is notes, image builds and problems.
+	quiet bool
 }
 
 func newProgress(w io.Writer, tty bool, total int) *progress {
@@ -154,7 +157,9 @@ func (p *progress) start(t *suite.Trial) {
 	defer p.mu.Unlock()
 	p.running[t.ID] = "starting"
 	p.started[t.ID] = time.Now()
-	p.emit(fmt.Sprintf("start    %s", t.ID))
+	if !p.quiet {
+		p.emit(fmt.Sprintf("start    %s", t.ID))
+	}
 }
 
 func (p *progress) phase(t *suite.Trial, phase string) {
@@ -192,6 +197,9 @@ func (p *progress) finished(t *suite.Trial, r *results.Result) {
 	delete(p.started, t.ID)
 	p.ran = append(p.ran, ran)
 	took := ran.Round(100 * time.Millisecond)
+	if p.quiet {
+		return
+	}
 	p.emit(fmt.Sprintf("%-8s %s  %s  %s%s%s", r.Outcome, t.ID, results.RewardText(r), took, results.ExpectText(r), results.SubstituteText(r)))
 }
 

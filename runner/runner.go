@@ -15,6 +15,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -57,6 +58,10 @@ type Runner struct {
 	// trials' own cleanups stop waiting, and the run's removal by label,
 	// masking and run.json still happen.
 	Hurry <-chan struct{}
+	// Agent, when set, is every trial's agent; with AgentOnly a trial ends
+	// after its agent phase, not graded (task shell).
+	Agent     agent.Agent
+	AgentOnly bool
 }
 
 // Request is one run to make.
@@ -127,6 +132,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	}
 	s.progress = newProgress(progressOut, r.TTY, len(trials))
 	s.progress.width = r.Width
+	s.progress.quiet = r.AgentOnly
 	rec := s.newRecord(req.ResumeID)
 	rec.Config.Variants = redactVariants(rec.Config.Variants, redact)
 	resume := req.ResumeID != ""
@@ -147,7 +153,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 			s.progress.line("redact secrets: " + err.Error())
 		}
 	}
-	if len(refused) > 0 {
+	if r.AgentOnly {
+		// A shell's run is not the person's business.
+	} else if len(refused) > 0 {
 		s.progress.line(fmt.Sprintf("run %s: %d trials, %d of them refused (tasks that cannot run here) → %s", s.runID, len(trials), len(refused), s.dir))
 	} else {
 		s.progress.line(fmt.Sprintf("run %s: %d trials → %s", s.runID, len(trials), s.dir))
@@ -387,6 +395,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		Seeds:     trial.NewSeeds(filepath.Join(s.dir, workDirName, "seeds")),
 		Inspector: trial.NewInspector(eng, s.runID),
 		Report:    s.progress, Mask: s.redact.Writer,
+		Agent:     s.r.Agent, AgentOnly: s.r.AgentOnly,
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ func TestStartAppliesIsolationAndLabels(t *testing.T) {
 	host, _ := os.Hostname()
 	assert.Equal(t, host, cfg.Labels[LabelOwnerHost])
 	assert.NotEmpty(t, cfg.Labels[LabelOwnerPID])
+	assert.Equal(t, testLabel, cfg.Labels[LabelTest], "a test's container says it is one")
 	_, err = time.Parse(time.RFC3339, cfg.Labels[LabelCreated])
 	assert.NoError(t, err)
 

@@ -33,6 +33,11 @@ type Options struct {
 	// carried a tag before Reap takes it for one whose tag moved on to a
 	// later build. Default 10 minutes.
 	SupersededAge time.Duration
+	// Test marks every container, network, volume and snapshot this
+	// process creates as a test suite's (LabelTest), and limits its
+	// orphan reaping to such objects. Default: $FLIGHTDECK_TEST. Task
+	// images are a shared cache and carry no test label.
+	Test string
 }
 
 var _ Engine = (*Docker)(nil)
@@ -55,6 +60,9 @@ func NewWithOptions(ctx context.Context, opts Options) (*Docker, error) {
 	}
 	if opts.SupersededAge <= 0 {
 		opts.SupersededAge = 10 * time.Minute
+	}
+	if opts.Test == "" {
+		opts.Test = os.Getenv(TestEnv)
 	}
 	ep, err := resolveEndpoint(os.Getenv, dockerConfigDir())
 	if err != nil {

@@ -12,6 +12,7 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"time"
 )
@@ -25,7 +26,16 @@ const (
 	LabelOwnerPID  = "flightdeck.owner.pid"
 	LabelCreated   = "flightdeck.created"
 	LabelKind      = "flightdeck.kind" // "task-image", "snapshot", "container"
+	// LabelTest marks what a test suite's processes create (Options.Test):
+	// a reaper of orphans takes only objects whose test label is its own,
+	// so a real run never reaps a test's containers, nor a test a user's.
+	LabelTest = "flightdeck.test"
 )
+
+// TestEnv is the environment variable that makes a process's objects a
+// test suite's (its value is Options.Test's): flightdeck's own tests set
+// it for every process they start.
+const TestEnv = "FLIGHTDECK_TEST"
 
 // Engine is what flightdeck needs of a container engine.
 type Engine interface {
@@ -299,6 +309,22 @@ type ExecSpec struct {
 	// the file gets what the filter writes, from the first byte on (the
 	// runner masks secrets so). MaxOutput caps what the filter writes.
 	Filter OutputFilter
+	// Stdio, when set, connects the exec to a person's terminal or pipes
+	// instead of capturing its output (the output paths, MaxOutput and
+	// Filter do not apply).
+	Stdio *Stdio
+}
+
+// Stdio is what an interactive exec is connected to.
+type Stdio struct {
+	In  io.Reader // nil: no input
+	Out io.Writer
+	Err io.Writer // with a TTY the terminal's one stream goes to Out
+	// TTY gives the exec a terminal (the caller puts its own in raw mode).
+	TTY bool
+	// Size is the terminal's size; Resized says when it changed.
+	Size    func() (width, height uint)
+	Resized <-chan struct{}
 }
 
 // ExecResult is how an exec ended.
@@ -359,9 +385,12 @@ type State struct {
 
 // ReapOptions selects what Reap removes.
 type ReapOptions struct {
-	RunID       string // only this run's objects
-	OrphansOnly bool   // only objects whose owner process is gone (same host)
-	TaskImages  bool   // also prune cached task images
+	RunID string // only this run's objects
+	// OrphansOnly takes only objects whose owner process is gone (same
+	// host), and of those only the ones whose LabelTest is the reaping
+	// process's own (none for a real run).
+	OrphansOnly bool
+	TaskImages  bool // also prune cached task images
 	// MinAge leaves objects created less than this long ago (their
 	// flightdeck.created label). A run's own reap of earlier runs' leftovers
 	// uses it, so that it never takes what a process killed a moment ago

@@ -15,6 +15,9 @@ import (
 // baseImage is the offline image test images build from.
 const baseImage = "flightdeck/base:bookworm"
 
+// testLabel is LabelTest on what these tests create.
+const testLabel = "go-test"
+
 // newTestEngine connects to the engine, skipping the test when there is
 // none unless FLIGHTDECK_REQUIRE_DOCKER=1.
 func newTestEngine(t testing.TB) *Docker {

@@ -25,9 +25,14 @@ const defaultMaxOutput = 16 << 20
 // container is killed, because an exec'd process and its children cannot
 // be stopped any other way; a timeout returns TimedOut with ExitCode -1
 // and no error. When the container dies or is removed during the exec,
-// the error wraps ErrContainerGone.
+// the error wraps ErrContainerGone. With spec.Stdio the exec is attached
+// to it instead (execAttached).
 func (d *Docker) Exec(ctx context.Context, containerID string, spec ExecSpec) (ExecResult, error) {
 	start := time.Now()
+	if spec.Stdio != nil {
+		code, err := d.execAttached(ctx, containerID, spec)
+		return ExecResult{ExitCode: code, Duration: time.Since(start)}, err
+	}
 	out, err := openExecOutput(spec)
 	if err != nil {
 		return ExecResult{}, err

@@ -33,6 +33,9 @@ func (d *Docker) ownedLabels(kind, runID, trialID string, extra map[string]strin
 	if trialID != "" {
 		l[LabelTrial] = trialID
 	}
+	if d.opts.Test != "" && kind != KindTaskImage {
+		l[LabelTest] = d.opts.Test
+	}
 	return l
 }
 

@@ -55,6 +55,11 @@ func (r *reaper) selected(labels map[string]string) bool {
 	if r.opts.MinAge > 0 && !olderThan(labels, r.opts.MinAge) {
 		return false
 	}
+	// Orphans of a test suite are its own to reap, and a test's reaper
+	// leaves a user's alone.
+	if r.opts.OrphansOnly && labels[LabelTest] != r.d.opts.Test {
+		return false
+	}
 	return !r.opts.OrphansOnly || r.d.orphaned(labels)
 }
 

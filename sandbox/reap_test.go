@@ -22,6 +22,8 @@ import (
 // A test binary started with FLIGHTDECK_SANDBOX_CHILD set plays a trial
 // that is interrupted: see trialChild.
 func TestMain(m *testing.M) {
+	// What these tests and their children create is a test suite's.
+	os.Setenv(TestEnv, testLabel)
 	if os.Getenv("FLIGHTDECK_SANDBOX_CHILD") != "" {
 		os.Exit(trialChild(os.Getenv("FLIGHTDECK_SANDBOX_RUN")))
 	}
@@ -330,9 +332,30 @@ func TestReapSelectedMinAge(t *testing.T) {
 			map[string]string{LabelOwnerHost: "here", LabelOwnerPID: fmt.Sprint(os.Getpid()), LabelCreated: at(time.Hour)}, false},
 		{"fresh, the run's own", ReapOptions{RunID: "r", MinAge: time.Minute}, orphan(at(0)), false},
 		{"another run's", ReapOptions{RunID: "s", MinAge: time.Minute}, orphan(at(time.Hour)), false},
+		{"a test's orphan, to a real run", ReapOptions{OrphansOnly: true}, tested(orphan(at(time.Hour)), "go-test"), false},
+		{"a test's orphan, to gc --all", ReapOptions{}, tested(orphan(at(time.Hour)), "go-test"), true},
 	}
 	for _, tc := range tests {
 		r := &reaper{d: d, opts: tc.opts}
 		assert.Equal(t, tc.want, r.selected(tc.labels), tc.name)
 	}
+	// A test suite's reaper takes its own kind of orphan, not a user's.
+	test := &Docker{host: "here", pid: os.Getpid(), opts: Options{Test: "go-test"}}
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   bool
+	}{
+		{"a test's orphan", tested(orphan(at(time.Hour)), "go-test"), true},
+		{"a user's orphan", orphan(at(time.Hour)), false},
+	} {
+		r := &reaper{d: test, opts: ReapOptions{OrphansOnly: true}}
+		assert.Equal(t, tc.want, r.selected(tc.labels), "a test's reaper, "+tc.name)
+	}
+}
+
+// tested is labels with LabelTest set to test.
+func tested(labels map[string]string, test string) map[string]string {
+	labels[LabelTest] = test
+	return labels
 }

@@ -10,11 +10,12 @@ import (
 
 // runGC removes what flightdeck left on the engine: by default the
 // containers, snapshots, volumes and networks whose owner process is gone
-// (killed, crashed); --all also those of live runs; --images also the
-// cached task images.
+// (killed, crashed); --all also those of live runs, and those of
+// flightdeck's own test suite, which only a test's reaper takes otherwise;
+// --images also the cached task images.
 func runGC(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "gc", "gc [--all] [--images] [--run ID]", "flightdeck gc --images")
-	all := fs.Bool("all", false, "remove flightdeck's objects whatever process owns them, not only those whose owner is gone")
+	all := fs.Bool("all", false, "remove flightdeck's objects whatever process owns them, not only those whose owner is gone (and those flightdeck's own test suite left)")
 	images := fs.Bool("images", false, "also remove cached task images (they are rebuilt when needed)")
 	runID := fs.String("run", "", "only the objects of this run id")
 	if code, done := parseFlags(fs, env, args); done {

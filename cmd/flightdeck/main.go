@@ -41,6 +41,7 @@ type command struct {
 // cliEnv is what a command may touch of the process: its streams and the
 // working directory. Tests pass their own.
 type cliEnv struct {
+	stdin  io.Reader // nil: no input
 	stdout io.Writer
 	stderr io.Writer
 	cwd    string
@@ -73,7 +74,7 @@ func main() {
 	// key, say) to the process's stderr; task check reports what matters.
 	logrus.SetOutput(io.Discard)
 	cwd, _ := os.Getwd()
-	env := &cliEnv{stdout: os.Stdout, stderr: os.Stderr, cwd: cwd, hurry: hurry.Done()}
+	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, cwd: cwd, hurry: hurry.Done()}
 	code := dispatch(ctx, env, os.Args[1:])
 	release()
 	if in.interrupted() {

@@ -113,7 +113,7 @@ func cleansUp(args []string) bool {
 	case "run", "build", "images":
 		return true
 	case "task":
-		return len(args) > 1 && args[1] == "verify"
+		return len(args) > 1 && (args[1] == "verify" || args[1] == "shell")
 	}
 	return false
 }

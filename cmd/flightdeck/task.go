@@ -11,6 +11,7 @@ func runTask(ctx context.Context, env *cliEnv, args []string) int {
 		{"check", "check task directories and report every finding", runTaskCheck},
 		{"digest", "print (or --write) a task's digests", runTaskDigest},
 		{"verify", "audit tasks: the oracle passes every run, nop fails, no leaks, flaky or weak tests", runTaskVerify},
+		{"shell", "open a shell in a task's environment, started as a trial's agent phase starts it", runTaskShell},
 		{"import-aidlc", "convert an ai-dlc suite into tasks, specs and a suite file", runTaskImportAidlc},
 	}
 	return group{name: "flightdeck task", word: "subcommand", subs: subs,

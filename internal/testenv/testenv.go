@@ -24,6 +24,15 @@ import (
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
+// Every engine a test process opens, and every process it starts, makes a
+// test suite's objects (sandbox.LabelTest): no reaper of a real run takes
+// them, and no test's reaper takes a user's.
+func init() {
+	if os.Getenv(sandbox.TestEnv) == "" {
+		os.Setenv(sandbox.TestEnv, "go-test")
+	}
+}
+
 // RequireEnv names the variable that turns every "cannot run here" skip
 // into a failure.
 const RequireEnv = "FLIGHTDECK_REQUIRE_DOCKER"

@@ -70,6 +70,11 @@ type Session struct {
 	// before the first byte reaches the disk: each command's output file
 	// and agent.log.
 	Mask sandbox.OutputFilter
+	// Image is the agent's container's image, as the trial got it.
+	Image string
+	// Agent, when set, runs instead of the variant's (task shell's
+	// person at a terminal).
+	Agent Agent
 }
 
 // solutionDir is the host dir the oracle replays or runs.
@@ -100,9 +105,12 @@ func (a *Session) Run(ctx context.Context, instruction string) (Result, error) {
 	if err := atomicfile.WriteFile(a.LogPath, nil); err != nil {
 		return Result{}, err
 	}
-	ag, err := forVariant(a.Trial.Variant)
-	if err != nil {
-		return Result{}, err
+	ag := a.Agent
+	if ag == nil {
+		var err error
+		if ag, err = forVariant(a.Trial.Variant); err != nil {
+			return Result{}, err
+		}
 	}
 	return ag.Run(ctx, a, instruction)
 }

@@ -25,6 +25,9 @@ const (
 	AgentNop           = "nop"
 	AgentDeterministic = "deterministic"
 	AgentCommand       = "command"
+	// AgentShell is `task shell`'s person at a terminal; no suite names
+	// it.
+	AgentShell = "shell"
 )
 
 // Expectations a variant can hold its trials to.
@@ -478,6 +481,10 @@ func (p suiteParser) variants(s *Suite, v *yaml.Node) error {
 		if err != nil {
 			return err
 		}
+		if vr.Agent == AgentShell {
+			// task shell's alone: a suite's trials run unattended.
+			return p.errf(val, "variant %s: unknown agent %q (one of oracle, nop, deterministic, command)", vr.Name, vr.Agent)
+		}
 		if err := checkVariant(&vr, s.Dir, false); err != nil {
 			return p.errf(val, "%v", err)
 		}
@@ -525,6 +532,7 @@ func checkVariant(v *Variant, dir string, runnable bool) error {
 		if !filepath.IsAbs(v.Script) {
 			v.Script = filepath.Join(dir, v.Script)
 		}
+	case AgentShell:
 	case AgentCommand:
 		if strings.TrimSpace(v.Command) == "" || v.Script != "" {
 			return fmt.Errorf("variant %s: agent command needs command: (a command line) and no script", v.Name)

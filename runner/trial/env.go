@@ -1,11 +1,10 @@
 package trial
 
 import (
-	"context"
-	"fmt"
 	"path/filepath"
 	"time"
 
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -40,6 +39,11 @@ type Env struct {
 	Report      Reporter
 	// Mask masks the run's secrets in what a trial writes (nil: none).
 	Mask sandbox.OutputFilter
+	// Agent, when set, is every trial's agent instead of its variant's;
+	// with AgentOnly the trial ends after its agent phase, not graded
+	// (task shell: a person at a terminal in the agent's place).
+	Agent     agent.Agent
+	AgentOnly bool
 }
 
 // Reporter is where a trial says how it goes: the phase it is in, and
@@ -70,6 +74,3 @@ func NewResult(runID string, t *suite.Trial) *results.Result {
 func (s *Env) trialDirs(t *suite.Trial) (dir, scratch string) {
 	return filepath.Join(s.Dir, t.ID), filepath.Join(s.Scratch, t.ID)
 }
-
-var _ = fmt.Sprintf
-var _ = context.Background

@@ -92,7 +92,8 @@ func (h *harborTrial) runSteps(ctx context.Context) error {
 		}
 		ag, err := h.agent(ctx, st)
 		a.res.Phases[len(a.res.Phases)-1].Step = st.name
-		if err != nil {
+		if err != nil || s.AgentOnly {
+			// A shell opens on the first step's environment.
 			return err
 		}
 		last = ag

@@ -228,7 +228,7 @@ func (a *trialAttempt) run(ctx context.Context) error {
 // result.
 func (a *trialAttempt) single(ctx context.Context, m model, step *stepRun) error {
 	ag, err := m.agentPhase(ctx, step)
-	if err != nil {
+	if err != nil || a.s.AgentOnly {
 		return err
 	}
 	if a.res.NeedsInput != nil {
@@ -375,7 +375,7 @@ func (a *trialAttempt) session(step *stepRun, workdir string) *agent.Session {
 	ap := &agent.Session{
 		Engine: s.Engine, Trial: a.t, Workdir: workdir, User: step.agentUser,
 		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: a.scratch, Owner: s.Owner,
-		Timeout: step.agentTimeout, Mask: s.Mask,
+		Timeout: step.agentTimeout, Mask: s.Mask, Agent: s.Agent, Image: a.res.Image,
 	}
 	if ap.Timeout > 0 {
 		a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)

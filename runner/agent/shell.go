@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/sandbox"
+)
+
+// Shell is a person at a terminal (`flightdeck task shell`): what it was
+// asked to add goes into the agent's container, one paragraph says where
+// the person is, and a shell (or Cmd) runs attached to their terminal or
+// pipes, as the agent's user, in the work dir, with the agent's
+// environment. It has no timeout.
+type Shell struct {
+	Stdio *sandbox.Stdio
+	// Cmd runs instead of a shell (bash where the image has it, else sh).
+	Cmd []string
+	// WithSolution copies solution/ where the oracle gets it; WithTests
+	// copies tests/ to /tests and makes /logs/verifier, where a test.sh
+	// writes its reward.
+	WithSolution, WithTests bool
+	// Say prints the paragraph before the prompt.
+	Say func(string)
+	// Raw, when set, puts the person's terminal in raw mode for the
+	// shell; what it returns restores it.
+	Raw func() (restore func())
+	// Ran says the shell ran; ExitCode is its exit code.
+	Ran      bool
+	ExitCode int
+}
+
+// TestsDir is where `task shell --with-tests` puts the task's tests/.
+const TestsDir = "/tests"
+
+// VerifierLogs is where a test.sh writes its reward in a shell.
+const VerifierLogs = "/logs/verifier"
+
+// shellCmd starts bash where the image has it, else sh.
+var shellCmd = []string{"sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
+
+// Run adds what was asked, says where the person is, and runs the shell.
+func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) {
+	var added []string
+	env := append([]string(nil), s.Env...)
+	if sh.WithSolution {
+		if err := s.Engine.CopyIn(ctx, s.Container, s.solutionDir(), solutionMount, sandbox.Owner{}); err != nil {
+			return Result{}, fmt.Errorf("copy solution/ into the container: %w", err)
+		}
+		added = append(added, fmt.Sprintf("solution/ at %s (the oracle runs `bash %s/solve.sh`)", solutionMount, solutionMount))
+	}
+	if sh.WithTests {
+		if err := s.Engine.CopyIn(ctx, s.Container, s.Trial.Task.Path("tests"), TestsDir, sandbox.Owner{}); err != nil {
+			return Result{}, fmt.Errorf("copy tests/ into the container: %w", err)
+		}
+		res, err := s.Engine.Exec(ctx, s.Container, sandbox.ExecSpec{
+			Cmd: []string{"sh", "-c", "mkdir -p " + VerifierLogs + " && chmod 777 " + VerifierLogs}, User: "0"})
+		if err != nil || res.ExitCode != 0 {
+			return Result{}, fmt.Errorf("make %s in the container: exit %d: %v", VerifierLogs, res.ExitCode, err)
+		}
+		added = append(added, "tests/ at "+TestsDir)
+		if !s.Trial.Harbor() {
+			env = append(env, "FLIGHTDECK_WORKDIR="+s.Workdir, "FLIGHTDECK_REWARD_DIR="+VerifierLogs)
+		}
+	}
+	if err := s.give(ctx); err != nil {
+		return Result{}, err
+	}
+	if sh.Say != nil {
+		sh.Say(sh.paragraph(s, added))
+	}
+	cmd := sh.Cmd
+	if len(cmd) == 0 {
+		cmd = shellCmd
+	}
+	restore := func() {}
+	if sh.Raw != nil {
+		restore = sh.Raw()
+	}
+	res, err := s.Engine.Exec(ctx, s.Container, sandbox.ExecSpec{
+		Cmd: cmd, Env: env, User: s.User, Workdir: s.Workdir, Stdio: sh.Stdio,
+	})
+	restore()
+	if err != nil {
+		return Result{}, err
+	}
+	sh.Ran, sh.ExitCode = true, res.ExitCode
+	return Result{ExitCode: &sh.ExitCode}, nil
+}
+
+// paragraph says which image, user and work dir, what was added, and how
+// to grade.
+func (sh *Shell) paragraph(s *Session, added []string) string {
+	user := s.User
+	if user == "" {
+		user = "the image's user"
+	}
+	wd := s.Workdir
+	if wd == "" {
+		wd = "/"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: image %s, user %s, work dir %s", s.Trial.Task.ID, s.Image, user, wd)
+	if len(added) > 0 {
+		fmt.Fprintf(&b, "; added %s", strings.Join(added, ", "))
+	}
+	b.WriteString(". ")
+	b.WriteString(gradeHint(s, sh.WithTests))
+	b.WriteString(" Everything is removed when the shell exits.")
+	return b.String()
+}
+
+// gradeHint says how the trial would be graded, and how to do it here.
+func gradeHint(s *Session, withTests bool) string {
+	t := s.Trial.Task
+	if s.Trial.Harbor() {
+		if !withTests {
+			return "Harbor's verifier runs tests/test.sh at /tests after the agent (--with-tests adds them here)."
+		}
+		who := ""
+		if u := t.Config.Verifier.User; u != "" && u != s.User {
+			who = fmt.Sprintf(" (the verifier runs it as %s)", u)
+		}
+		return fmt.Sprintf("To grade as Harbor does%s: `bash %s/test.sh > %s/test-stdout.txt 2>&1; cat %s/reward.*`.",
+			who, TestsDir, VerifierLogs, VerifierLogs)
+	}
+	command := ""
+	if g := t.Config.Flightdeck.Grader; g != nil {
+		command = g.Command
+	}
+	if !withTests {
+		return fmt.Sprintf("flightdeck grades in a fresh container of the image: `%s` from %s, with the work dir at %s read-only (--with-tests adds tests/ here).",
+			command, grader.NativeTaskDir, s.Workdir)
+	}
+	return fmt.Sprintf("flightdeck grades in a fresh container of the image, running `%s` from %s; here tests/ is under /, so: `cd / && %s; cat %s/reward.*` (FLIGHTDECK_WORKDIR and FLIGHTDECK_REWARD_DIR are set).",
+		command, grader.NativeTaskDir, command, path.Clean(VerifierLogs))
+}
