@@ -395,7 +395,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		Seeds:     trial.NewSeeds(filepath.Join(s.dir, workDirName, "seeds")),
 		Inspector: trial.NewInspector(eng, s.runID),
 		Report:    s.progress, Mask: s.redact.Writer,
-		Agent:     s.r.Agent, AgentOnly: s.r.AgentOnly,
+		Agent: s.r.Agent, AgentOnly: s.r.AgentOnly,
 	}
 	return nil
 }
