@@ -153,11 +153,12 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 			s.progress.line("redact secrets: " + err.Error())
 		}
 	}
-	if r.AgentOnly {
-		// A shell's run is not the person's business.
-	} else if len(refused) > 0 {
+	switch {
+	case r.AgentOnly:
+		// A shell's run (a temp dir) is not the person's business.
+	case len(refused) > 0:
 		s.progress.line(fmt.Sprintf("run %s: %d trials, %d of them refused (tasks that cannot run here) → %s", s.runID, len(trials), len(refused), s.dir))
-	} else {
+	default:
 		s.progress.line(fmt.Sprintf("run %s: %d trials → %s", s.runID, len(trials), s.dir))
 	}
 	s.refuse(refused)
