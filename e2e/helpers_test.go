@@ -136,9 +136,6 @@ func readResults(t *testing.T, cli cliRun, runDir string) *runOutput {
 			continue
 		}
 		out.resultsDir[e.Name()] = res
-		if strings.HasPrefix(res.Image, "flightdeck/attack-") {
-			harness.images.Store(res.Image, true)
-		}
 	}
 	return out
 }

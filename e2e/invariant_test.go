@@ -67,12 +67,6 @@ func runInProcess(t *testing.T, eng sandbox.Engine, suiteFile string) *results.R
 	}
 	rec, err := r.Run(context.Background(), req)
 	require.NoError(t, err, progress.String())
-	for _, ts := range rec.Trials {
-		if res, err := results.ReadResult(filepath.Join(rec.Dir, ts.Trial, results.ResultFile)); err == nil &&
-			strings.HasPrefix(res.Image, "flightdeck/attack-") {
-			harness.images.Store(res.Image, true)
-		}
-	}
 	return rec
 }
 

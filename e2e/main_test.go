@@ -37,7 +37,8 @@ const (
 const cliTimeout = 30 * time.Minute
 
 // harness is what the tests of this process share: the binary, built once,
-// and the task images they made, removed when they end.
+// and the engine. Task images stay: they are a cache the test processes of
+// other packages, running at the same time, share.
 var harness struct {
 	dir string // temp dir for the binary
 
@@ -48,8 +49,6 @@ var harness struct {
 	engineOnce sync.Once
 	eng        *sandbox.Docker
 	engineErr  error
-
-	images sync.Map // task image refs the runs used
 }
 
 func TestMain(m *testing.M) {
@@ -60,7 +59,6 @@ func TestMain(m *testing.M) {
 	}
 	harness.dir = dir
 	code := m.Run()
-	removeImages()
 	if harness.eng != nil {
 		harness.eng.Close()
 	}
@@ -70,22 +68,6 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 	}
 	os.Exit(code)
-}
-
-// removeImages removes the task images of the attack fixtures the tests
-// built (the base image and other packages' images are left alone).
-func removeImages() {
-	if harness.eng == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	harness.images.Range(func(k, _ any) bool {
-		if err := harness.eng.RemoveImage(ctx, k.(string)); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: remove image %s: %v\n", k, err)
-		}
-		return true
-	})
 }
 
 // binary builds flightdeck once for the test process.

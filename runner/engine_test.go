@@ -27,14 +27,11 @@ import (
 
 // Tests on the real engine. They skip without one, unless
 // FLIGHTDECK_REQUIRE_DOCKER=1, and need the offline base image (make
-// base-image). Task images they build are removed in TestMain.
+// base-image). Task images they build stay: they are a cache the test
+// processes of other packages, running at the same time, share.
 
 // fixturesDir holds the runner's test tasks.
 var fixturesDir = filepath.Join("..", "fixtures", "runner")
-
-// builtImages collects the task images the tests built, for TestMain to
-// remove.
-var builtImages sync.Map
 
 // sharedEngine is one engine for all the tests of this process, so that
 // concurrent tests that need one image build it once.
@@ -46,33 +43,10 @@ var sharedEngine struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	removeBuiltImages()
 	if sharedEngine.eng != nil {
 		sharedEngine.eng.Close()
 	}
 	os.Exit(code)
-}
-
-func removeBuiltImages() {
-	refs := []string{}
-	builtImages.Range(func(k, _ any) bool {
-		refs = append(refs, k.(string))
-		return true
-	})
-	if len(refs) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	eng := sharedEngine.eng
-	if eng == nil {
-		return
-	}
-	for _, ref := range refs {
-		if err := eng.RemoveImage(ctx, ref); err != nil {
-			fmt.Fprintf(os.Stderr, "remove test image %s: %v\n", ref, err)
-		}
-	}
 }
 
 // countingEngine counts the containers a run starts and the images it asks for.
@@ -148,22 +122,8 @@ func runSuite(t *testing.T, eng sandbox.Engine, suiteFile string, opts suite.Opt
 		res, err := results.ReadResult(filepath.Join(rec.Dir, ts.Trial, results.ResultFile))
 		require.NoError(t, err)
 		byTrial[ts.Trial] = res
-		if strings.HasPrefix(res.Image, "flightdeck/") && res.Image != FallbackImage && builtByThisRun(rec.Dir, ts.Trial) {
-			builtImages.Store(res.Image, true)
-		}
 	}
 	return rec, byTrial
-}
-
-// builtByThisRun reports whether the trial's image was built by its run,
-// not found on the engine (where another test, or a user, may need it).
-func builtByThisRun(runDir, trial string) bool {
-	log, err := os.ReadFile(filepath.Join(runDir, trial, results.BuildLog))
-	if err != nil {
-		return true
-	}
-	return !strings.Contains(string(log), "is present; not built") &&
-		!strings.Contains(string(log), "was built or found by a concurrent request")
 }
 
 // assertNoLeftovers checks that nothing of the run is left on the engine.
@@ -577,6 +537,5 @@ func TestEngineImageRemovedMidRun(t *testing.T) {
 		assert.Equal(t, grader.OutcomePassed, r.Outcome, "%s: %s", name, r.Error)
 	}
 	assert.Equal(t, 2, res["answer__cmd__2"].Tries, "the trial whose image went is retried")
-	builtImages.Store(res["answer__cmd__3"].Image, true)
 	assertNoLeftovers(t, eng, rec.RunID)
 }

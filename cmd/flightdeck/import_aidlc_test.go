@@ -7,9 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +17,6 @@ import (
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
-	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks/aidlc"
 )
 
@@ -168,7 +165,7 @@ func TestImportAidlcUsage(t *testing.T) {
 // real engine: nop fails the grader; a replay that writes the reference and
 // commits, as variant treatment, passes it and the workflow specs.
 func TestImportedSuiteRuns(t *testing.T) {
-	eng := testenv.Engine(t)
+	testenv.Engine(t)
 
 	dir := t.TempDir()
 	code, _, stderr := importCLI(t, dir, aidlcAbs(t, aidlcSmoke), "--out", "imported")
@@ -196,7 +193,6 @@ results: results
 	env := &cliEnv{stdout: &out, stderr: &errb, cwd: dir}
 	runCode := dispatch(context.Background(), env, []string{"run", "e2e.yaml", "-j", "1"})
 	resultsDir := aidlcResults(t, filepath.Join(dir, "results"))
-	t.Cleanup(func() { removeAidlcImages(t, eng, resultsDir) })
 	require.Equal(t, exitOK, runCode, "stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 
 	nop := resultsDir["nop"]
@@ -234,22 +230,6 @@ func aidlcResults(t *testing.T, dir string) map[string]*results.Result {
 		out[r.Variant] = &r
 	}
 	return out
-}
-
-// removeAidlcImages removes the task images the run built.
-func removeAidlcImages(t *testing.T, eng *sandbox.Docker, resultsDir map[string]*results.Result) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	seen := map[string]bool{}
-	for _, r := range resultsDir {
-		if r.Image == "" || seen[r.Image] || !strings.HasPrefix(r.Image, "flightdeck/csv-duplicate-rows:") {
-			continue
-		}
-		seen[r.Image] = true
-		if err := eng.RemoveImage(ctx, r.Image); err != nil {
-			t.Errorf("remove test image %s: %v", r.Image, err)
-		}
-	}
 }
 
 // aidlcTree maps every path under dir to its contents ("dir" for directories).

@@ -70,8 +70,9 @@ type Session struct {
 	// before the first byte reaches the disk: each command's output file
 	// and agent.log.
 	Mask sandbox.OutputFilter
-	// Image is the agent's container's image, as the trial got it.
-	Image string
+	// Image is the agent's container's image, as the trial got it, and
+	// ImageUser its USER.
+	Image, ImageUser string
 	// Agent, when set, runs instead of the variant's (task shell's
 	// person at a terminal).
 	Agent Agent

@@ -95,8 +95,12 @@ func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 // to grade.
 func (sh *Shell) paragraph(s *Session, added []string) string {
 	user := s.User
-	if user == "" {
-		user = "the image's user"
+	switch {
+	case user != "":
+	case s.ImageUser != "":
+		user = s.ImageUser + " (the image's USER)"
+	default:
+		user = "root (the image sets no USER)"
 	}
 	wd := s.Workdir
 	if wd == "" {

@@ -375,7 +375,7 @@ func (a *trialAttempt) session(step *stepRun, workdir string) *agent.Session {
 	ap := &agent.Session{
 		Engine: s.Engine, Trial: a.t, Workdir: workdir, User: step.agentUser,
 		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: a.scratch, Owner: s.Owner,
-		Timeout: step.agentTimeout, Mask: s.Mask, Agent: s.Agent, Image: a.res.Image,
+		Timeout: step.agentTimeout, Mask: s.Mask, Agent: s.Agent, Image: a.res.Image, ImageUser: a.imageUser,
 	}
 	if ap.Timeout > 0 {
 		a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)

@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightdeck/flightdeck/internal/testenv"
+	"github.com/flightdeck/flightdeck/sandbox"
+)
+
+// shellRun is one `flightdeck task shell` fed a script on stdin (no TTY).
+type shellRun struct {
+	code           int
+	pid            int
+	stdout, stderr string
+}
+
+func taskShell(t *testing.T, script string, args ...string) shellRun {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"task", "shell"}, args...)...)
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(script)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			require.NoError(t, err)
+		}
+	case <-time.After(cliTimeout):
+		t.Fatalf("task shell %v did not end within %s; stderr:\n%s", args, cliTimeout, errOut.String())
+	}
+	return shellRun{code: cmd.ProcessState.ExitCode(), pid: cmd.Process.Pid, stdout: out.String(), stderr: errOut.String()}
+}
+
+// ownedBy lists the containers, networks and volumes a process made (its
+// owner label), task images aside.
+func ownedBy(t *testing.T, pid int) []string {
+	t.Helper()
+	f := "label=" + sandbox.LabelOwnerPID + "=" + strconv.Itoa(pid)
+	var left []string
+	for _, id := range docker(t, "ps", "-aq", "--filter", f) {
+		left = append(left, "container "+id)
+	}
+	for _, id := range docker(t, "network", "ls", "-q", "--filter", f) {
+		left = append(left, "network "+id)
+	}
+	for _, id := range docker(t, "volume", "ls", "-q", "--filter", f) {
+		left = append(left, "volume "+id)
+	}
+	return left
+}
+
+// entrypointTask is a Harbor task whose image has an ENTRYPOINT of its own
+// and whose agent is a user that is not root.
+func entrypointTask(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "shell-entrypoint")
+	files := map[string]string{
+		"task.toml": "schema_version = \"1.4\"\n\n[task]\nname = \"e2e/shell-entrypoint\"\nversion = \"1.0.0\"\n" +
+			"description = \"an image entrypoint, a non-root agent\"\n\n[verifier]\ntimeout_sec = 60.0\n\n[agent]\ntimeout_sec = 60.0\nuser = \"agent\"\n",
+		"instruction.md": "Write done to /app/work.txt.\n",
+		"environment/Dockerfile": "FROM " + testenv.BaseImage + "\nRUN useradd --create-home --uid 1001 agent && mkdir -p /app && chown agent:agent /app\n" +
+			"COPY entry.sh /entry.sh\nRUN chmod 755 /entry.sh\nWORKDIR /app\nENTRYPOINT [\"/entry.sh\"]\nCMD [\"sleep\", \"infinity\"]\n",
+		"environment/entry.sh": "#!/bin/sh\necho started-by-entrypoint > /tmp/entrypoint.txt\nexec \"$@\"\n",
+		"solution/solve.sh":    "#!/bin/bash\necho done > /app/work.txt\n",
+		"tests/test.sh":        "#!/bin/bash\nif [ \"$(cat /app/work.txt 2>/dev/null)\" = done ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	return dir
+}
+
+// task shell, driven through pipes, starts the container as a trial's
+// agent phase would, runs what it is given as the agent's user in the
+// work dir, adds the solution and tests when asked, exits with the
+// shell's exit code, and leaves nothing of its own on the engine.
+func TestTaskShell(t *testing.T) {
+	requireEngine(t)
+	csv, err := filepath.Abs("../tasks/fixtures/csv-validator")
+	require.NoError(t, err)
+	compose, err := filepath.Abs("../fixtures/harbor/tasks/compose-healthy")
+	require.NoError(t, err)
+	grade := "pwd; id -un; ls /tests; bash /tests/test.sh > /dev/null 2>&1; cat /logs/verifier/reward.*\n"
+	tests := []struct {
+		name      string
+		args      []string
+		script    string
+		out, says []string
+		code      int
+	}{
+		{"native task, its grader by hand", []string{csv, "--with-tests"}, grade,
+			[]string{"/workspace\nroot\n", "test.sh\ntest_acceptance.py\n", `"reward": 0`},
+			[]string{"csv-validator: image flightdeck/csv-validator:", "work dir /workspace", "added tests/ at /tests",
+				"`cd / && bash tests/test.sh; cat /logs/verifier/reward.*`"}, 0},
+		{"Harbor task with an entrypoint and an agent user, the oracle then the tests", []string{entrypointTask(t), "--with-tests", "--with-solution"},
+			"pwd; id -un; cat /tmp/entrypoint.txt; ls /tests; bash /solution/solve.sh; bash /tests/test.sh; cat /logs/verifier/reward.txt\n",
+			[]string{"/app\nagent\nstarted-by-entrypoint\ntest.sh\n1\n"},
+			[]string{"user agent, work dir /app", "solution/ at /solution", "To grade as Harbor does: `bash /tests/test.sh"}, 0},
+		{"compose task: its services are up", []string{compose}, "until [ -f /tmp/web-at-start ]; do sleep 0.2; done; cat /tmp/web-at-start; getent hosts web > /dev/null && echo resolves\n",
+			[]string{"up\nresolves\n"}, []string{"compose-healthy: image", "--with-tests adds them here"}, 0},
+		{"the shell's exit code is the command's", []string{csv, "--", "sh", "-c", "echo from-cmd; exit 7"}, "",
+			[]string{"from-cmd\n"}, nil, 7},
+		{"--user", []string{csv, "--user", "nobody", "--", "id", "-un"}, "", []string{"nobody\n"}, []string{"user nobody"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := taskShell(t, tc.script, tc.args...)
+			require.Equal(t, tc.code, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			for _, want := range tc.out {
+				assert.Contains(t, r.stdout, want)
+			}
+			for _, want := range tc.says {
+				assert.Contains(t, r.stderr, want)
+			}
+			assert.Contains(t, r.stderr, "Everything is removed when the shell exits.")
+			assert.NotContains(t, r.stderr, "run ", "a shell's run is not printed")
+			assert.Empty(t, ownedBy(t, r.pid), "task shell left objects on the engine")
+		})
+	}
+	t.Run("usage", func(t *testing.T) {
+		t.Parallel()
+		r := taskShell(t, "")
+		assert.Equal(t, 2, r.code)
+		assert.Contains(t, r.stderr, "name one task directory")
+		r = taskShell(t, "", "no-such-dir")
+		assert.Equal(t, 2, r.code)
+		assert.Contains(t, r.stderr, "no-such-dir: not a task directory")
+	})
+}
+
+// A shell stopped by Ctrl-C removes what it started; one killed outright
+// leaves what `flightdeck gc` removes.
+func TestTaskShellInterrupted(t *testing.T) {
+	requireEngine(t)
+	csv, err := filepath.Abs("../tasks/fixtures/csv-validator")
+	require.NoError(t, err)
+	ready := func(l string) bool { return strings.Contains(l, "Everything is removed when the shell exits.") }
+	t.Run("Ctrl-C", func(t *testing.T) {
+		p := startFlightdeck(t, t.TempDir(), nil, "task", "shell", csv, "--", "sleep", "600")
+		p.waitLine(t, cliTimeout, ready)
+		require.NotEmpty(t, ownedBy(t, p.cmd.Process.Pid), "the shell's container runs")
+		p.signal(t, syscall.SIGINT)
+		r := p.wait(t, cliTimeout)
+		assert.Equal(t, 130, r.code, "stderr:\n%s", r.stderr)
+		assert.Contains(t, r.stderr, "interrupted; the container is removed")
+		assert.Empty(t, ownedBy(t, p.cmd.Process.Pid))
+	})
+	t.Run("SIGKILL then gc", func(t *testing.T) {
+		dir := t.TempDir()
+		p := startFlightdeck(t, dir, nil, "task", "shell", csv, "--", "sleep", "600")
+		p.waitLine(t, cliTimeout, ready)
+		pid := p.cmd.Process.Pid
+		require.NotEmpty(t, ownedBy(t, pid))
+		p.signal(t, syscall.SIGKILL)
+		p.wait(t, cliTimeout)
+		gc := flightdeck(t, dir, nil, "gc")
+		require.Equal(t, 0, gc.code, "gc: %s", gc.stderr)
+		assert.Empty(t, ownedBy(t, pid), "gc removes what a killed shell left")
+	})
+}
