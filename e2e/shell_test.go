@@ -179,3 +179,61 @@ func TestTaskShellInterrupted(t *testing.T) {
 		assert.Empty(t, ownedBy(t, pid), "gc removes what a killed shell left")
 	})
 }
+
+// task shell at a terminal (tmux): a TTY, typed commands answered, the
+// exit code the shell's, nothing left.
+func TestTaskShellTTY(t *testing.T) {
+	requireEngine(t)
+	tmuxBin := testenv.Tool(t, "tmux")
+	csv, err := filepath.Abs("../tasks/fixtures/csv-validator")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	sock := "flightdeck-e2e-" + strconv.Itoa(os.Getpid())
+	tmux := func(args ...string) string {
+		out, err := exec.Command(tmuxBin, append([]string{"-L", sock}, args...)...).CombinedOutput()
+		require.NoError(t, err, "tmux %v: %s", args, out)
+		return string(out)
+	}
+	pidFile := filepath.Join(dir, "pid")
+	exitFile := filepath.Join(dir, "exit")
+	// The pane's shell waits for flightdeck, then writes its exit code.
+	tmux("new-session", "-d", "-s", "shell", "-x", "150", "-y", "40",
+		"sh -c 'echo $$ > "+pidFile+"; "+binary(t)+" task shell "+csv+"; echo $? > "+exitFile+"'")
+	t.Cleanup(func() { exec.Command(tmuxBin, "-L", sock, "kill-server").Run() })
+	tmux("set-option", "-t", "shell", "remain-on-exit", "on")
+	screen := func() string { return tmux("capture-pane", "-p", "-J", "-t", "shell", "-S", "-100") }
+	waitFor := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Minute)
+		for time.Now().Before(deadline) {
+			if strings.Contains(screen(), what) {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Fatalf("%q never showed; the screen:\n%s", what, screen())
+	}
+	waitFor("Everything is removed when the shell exits.")
+	tmux("send-keys", "-t", "shell", "echo hello-$((6*7)); tty; pwd; echo end-$((1+1))", "Enter")
+	waitFor("end-2")
+	s := screen()
+	assert.Contains(t, s, "hello-42")
+	assert.Contains(t, s, "/dev/pts/", "the shell has a terminal")
+	assert.Contains(t, s, "/workspace")
+	// flightdeck is the pane's shell's one child.
+	children := readText(t, "/proc/"+strings.TrimSpace(readText(t, pidFile))+"/task/"+strings.TrimSpace(readText(t, pidFile))+"/children")
+	pid, err := strconv.Atoi(strings.TrimSpace(children))
+	require.NoError(t, err, "children: %q", children)
+	require.NotEmpty(t, ownedBy(t, pid), "the shell's container runs")
+	tmux("send-keys", "-t", "shell", "exit 3", "Enter")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(exitFile); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the shell did not end; the screen:\n%s", screen())
+		time.Sleep(200 * time.Millisecond)
+	}
+	assert.Equal(t, "3", strings.TrimSpace(readText(t, exitFile)), "flightdeck exits with the shell's code")
+	assert.Empty(t, ownedBy(t, pid))
+}
