@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -236,4 +237,39 @@ func TestTaskShellTTY(t *testing.T) {
 	}
 	assert.Equal(t, "3", strings.TrimSpace(readText(t, exitFile)), "flightdeck exits with the shell's code")
 	assert.Empty(t, ownedBy(t, pid))
+}
+
+// trial shell rebuilds a failed trial of a run without --keep from the
+// task image and its diff.patch: the tests, rerun by hand as the
+// verifier, give what the grader gave.
+func TestTrialShellReproducesAFailedTrial(t *testing.T) {
+	requireEngine(t)
+	semver, err := filepath.Abs("../tasks/smoke/semver")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	suiteFile := writeSuite(t, dir, suiteFile{Name: "broken", Tasks: []string{semver}, Retries: retries(0),
+		Variants: map[string]map[string]any{"broken": command(
+			`printf 'def valid(v, loose=False):\n    return v\n' > semver.py`)}})
+	run := runFlightdeck(t, suiteFile)
+	res := run.result(t, "semver", "broken")
+	require.Equal(t, "failed", string(res.Outcome), "%s", res.Error)
+	result := regexp.MustCompile(`RESULT \{"passed":\d+,"total":\d+`)
+	graded := result.FindString(readText(t, filepath.Join(run.trialDir("semver", "broken"), "grader.log")))
+	require.NotEmpty(t, graded)
+
+	cmd := exec.Command(binary(t), "trial", "shell", run.id, "semver__broken__1", "--as", "verifier")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("cat semver.py; bash /tests/test.sh 2>&1 | grep RESULT\n")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Run(), "stderr:\n%s", errOut.String())
+	assert.Contains(t, out.String(), "return v", "the work dir is as the agent left it")
+	assert.Equal(t, graded, result.FindString(out.String()), "the tests by hand give what the grader gave")
+	assert.Contains(t, errOut.String(), "rebuilt from the task image and the trial's diff.patch (failed")
+	assert.Contains(t, errOut.String(), "the trial's diff.patch, applied with git apply")
+	assert.Empty(t, ownedBy(t, cmd.Process.Pid))
+
+	bad := flightdeck(t, dir, nil, "trial", "shell", run.id, "semver__nosuch__1")
+	assert.Equal(t, 2, bad.code)
+	assert.Contains(t, bad.stderr, `has no trial "semver__nosuch__1"`)
 }

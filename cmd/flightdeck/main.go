@@ -55,6 +55,7 @@ func commands() []command {
 	return []command{
 		{"task", "create, check, digest, verify and import tasks", runTask},
 		{"run", "run a suite of trials (default: local.yaml)", runRun},
+		{"trial", "open a shell on a finished trial's state", runTrial},
 		{"report", "print a run's outcomes and spec verdicts", runReport},
 		{"merge", "join the runs of a run's shards (run --shard K/N) into one run", runMerge},
 		{"spec", "record a person's verdict on a pending spec", runSpec},

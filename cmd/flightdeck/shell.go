@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"golang.org/x/term"
@@ -39,34 +40,51 @@ func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "flightdeck task shell: name one task directory (a command to run goes after --)")
 		return exitUsage
 	}
+	sh := &agent.Shell{Cmd: cmd, WithSolution: *withSolution, WithTests: *withTests}
+	return openShell(ctx, env, "task shell", dirs[0], f.options(env), shellUser{name: *user}, sh)
+}
+
+// shellUser is who the shell runs as: the agent's user, unless a name is
+// given, or the verifier's ([verifier].user; none: the image's user).
+type shellUser struct {
+	name     string
+	verifier bool
+}
+
+// openShell runs a shell's trial of the task in dir: its container
+// started as a trial's agent phase starts it, sh in the agent's place, as
+// user. The exit code is the shell's, or says why it never ran.
+func openShell(ctx context.Context, env *cliEnv, name, dir string, opts suite.Options, user shellUser, sh *agent.Shell) int {
 	tmp, err := os.MkdirTemp("", "flightdeck-shell-")
 	if err != nil {
-		fmt.Fprintf(env.stderr, "flightdeck task shell: %v\n", err)
+		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
 		return exitInfra
 	}
 	defer os.RemoveAll(tmp)
-	opts := f.options(env)
 	opts.Results, opts.Retries = filepath.Join(tmp, "results"), 0
-	req, err := runner.PrepareShell(ctx, dirs[0], opts)
+	req, err := runner.PrepareShell(ctx, dir, opts)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "flightdeck task shell: %v\n", err)
+		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
 		if _, refused := errors.AsType[*runner.RefusedError](err); refused {
 			return exitTask
 		}
 		return exitUsage
 	}
-	if *user != "" {
-		req.Tasks[0].Config.Agent.User = *user
+	cfg := &req.Tasks[0].Config
+	switch {
+	case user.name != "":
+		cfg.Agent.User = user.name
+	case user.verifier:
+		cfg.Agent.User = cfg.Verifier.User
 	}
-	sh := &agent.Shell{Cmd: cmd, WithSolution: *withSolution, WithTests: *withTests,
-		Say: func(p string) { fmt.Fprintln(env.stderr, p) }}
+	sh.Say = func(p string) { fmt.Fprintln(env.stderr, p) }
 	sh.Stdio, sh.Raw = shellStdio(env)
 	r, closeAll := newRunner(env, opts.Results)
 	defer closeAll()
 	r.Agent, r.AgentOnly = sh, true
 	rec, err := r.Run(ctx, req)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "flightdeck task shell: %v\n", err)
+		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
 		var ue *suite.UsageError
 		if errors.As(err, &ue) {
 			return exitUsage
@@ -74,7 +92,7 @@ func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintln(env.stderr, "flightdeck task shell: interrupted; the container is removed")
+		fmt.Fprintf(env.stderr, "flightdeck %s: interrupted; the container is removed\n", name)
 		return exitInterrupted
 	}
 	if sh.Ran {
@@ -83,10 +101,10 @@ func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
 	// The shell never started: say why, from the trial's result.
 	res := shellResult(rec)
 	if res == nil || res.Error == "" {
-		fmt.Fprintln(env.stderr, "flightdeck task shell: the shell did not start")
+		fmt.Fprintf(env.stderr, "flightdeck %s: the shell did not start\n", name)
 		return exitInfra
 	}
-	fmt.Fprintf(env.stderr, "flightdeck task shell: %s\n", res.Error)
+	fmt.Fprintf(env.stderr, "flightdeck %s: %s\n", name, res.Error)
 	if res.Outcome == grader.OutcomeTaskError {
 		return exitTask
 	}
@@ -144,4 +162,71 @@ func shellStdio(env *cliEnv) (*sandbox.Stdio, func() func()) {
 		}
 	}
 	return st, raw
+}
+
+func runTrial(ctx context.Context, env *cliEnv, args []string) int {
+	subs := []command{
+		{"shell", "open a shell on a finished trial's work dir, as its agent left it", runTrialShell},
+	}
+	return group{name: "flightdeck trial", word: "subcommand", subs: subs,
+		usage: subcommandUsage("flightdeck trial SUBCOMMAND [flags] RUN_ID TRIAL", subs)}.dispatch(ctx, env, args)
+}
+
+// Whose a trial shell is: the agent's (its user, the work dir as it left
+// it) or the verifier's (its user, and the tests at /tests).
+const (
+	asAgent    = "agent"
+	asVerifier = "verifier"
+)
+
+func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "trial shell", "trial shell RUN_ID TRIAL [--as agent|verifier] [-- CMD...]",
+		"flightdeck trial shell 20250130-101500-a1b2c3 semver__oracle__1 --as verifier\n  echo 'bash /tests/test.sh; cat /logs/verifier/reward.*' | flightdeck trial shell RUN_ID TRIAL --as verifier")
+	as := fs.String("as", asAgent, "whose shell: agent (its user) or verifier (its user, with the tests at /tests)")
+	resultsPath := fs.String("results", "", "results dir (default: the default suite's, else ./results)")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	ids, cmd := fs.Args(), []string(nil)
+	if at := fs.ArgsLenAtDash(); at >= 0 {
+		ids, cmd = fs.Args()[:at], fs.Args()[at:]
+	}
+	if len(ids) != 2 {
+		fmt.Fprintln(env.stderr, "flightdeck trial shell: name a run id and one of its trials (flightdeck report RUN_ID lists them)")
+		return exitUsage
+	}
+	if *as != asAgent && *as != asVerifier {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: --as %q: want agent or verifier\n", *as)
+		return exitUsage
+	}
+	dir, err := findRun(env, "trial shell", *resultsPath, ids[0])
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
+		return exitUsage
+	}
+	trialDir := filepath.Join(dir, ids[1])
+	res, err := results.ReadResult(filepath.Join(trialDir, results.ResultFile))
+	if err != nil || filepath.Base(ids[1]) != ids[1] || strings.HasPrefix(ids[1], ".") {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: run %s has no trial %q with a result (flightdeck report %s lists its trials)\n", ids[0], ids[1], ids[0])
+		return exitUsage
+	}
+	patch := filepath.Join(trialDir, results.DiffPatch)
+	if _, err := os.Stat(patch); err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: trial %s has no %s (its agent phase did not finish: %s): nothing to rebuild\n",
+			ids[1], results.DiffPatch, res.Error)
+		return exitUsage
+	}
+	rec, err := results.ReadRunRecord(dir)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
+		return exitUsage
+	}
+	opts := suite.Options{Cwd: env.cwd, NoSubstitute: rec.Config.NoSubstitute}
+	for from, to := range rec.Config.Images {
+		opts.ImageMap = append(opts.ImageMap, from+"="+to)
+	}
+	fmt.Fprintf(env.stderr, "flightdeck trial shell: %s rebuilt from the task image and the trial's %s (%s, %s)\n",
+		ids[1], results.DiffPatch, res.Outcome, results.RewardText(res))
+	sh := &agent.Shell{Cmd: cmd, Patch: patch, WithTests: *as == asVerifier}
+	return openShell(ctx, env, "trial shell", res.TaskDir, opts, shellUser{verifier: *as == asVerifier}, sh)
 }

@@ -114,6 +114,8 @@ func cleansUp(args []string) bool {
 		return true
 	case "task":
 		return len(args) > 1 && (args[1] == "verify" || args[1] == "shell")
+	case "trial":
+		return len(args) > 1 && args[1] == "shell"
 	}
 	return false
 }

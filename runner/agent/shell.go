@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
@@ -23,6 +26,10 @@ type Shell struct {
 	// copies tests/ to /tests and makes /logs/verifier, where a test.sh
 	// writes its reward.
 	WithSolution, WithTests bool
+	// Patch, when set, is a trial's diff.patch (a host file): it is
+	// applied to the work dir, as the shell's user, before the shell
+	// starts, to rebuild the work dir as that trial's agent left it.
+	Patch string
 	// Say prints the paragraph before the prompt.
 	Say func(string)
 	// Raw, when set, puts the person's terminal in raw mode for the
@@ -69,6 +76,13 @@ func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 	if err := s.give(ctx); err != nil {
 		return Result{}, err
 	}
+	if sh.Patch != "" {
+		said, err := sh.applyPatch(ctx, s)
+		if err != nil {
+			return Result{}, err
+		}
+		added = append(added, said)
+	}
 	if sh.Say != nil {
 		sh.Say(sh.paragraph(s, added))
 	}
@@ -89,6 +103,57 @@ func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 	}
 	sh.Ran, sh.ExitCode = true, res.ExitCode
 	return Result{ExitCode: &sh.ExitCode}, nil
+}
+
+// PatchPath is where a shell finds the trial's diff.patch.
+const PatchPath = "/tmp/flightdeck-trial/diff.patch"
+
+// applyPatch applies the trial's patch to the work dir and says how that
+// went: a patch that does not apply (or one the trial cut short) is said,
+// never hidden; the shell opens all the same.
+func (sh *Shell) applyPatch(ctx context.Context, s *Session) (string, error) {
+	data, err := os.ReadFile(sh.Patch)
+	if err != nil {
+		return "", fmt.Errorf("read the trial's patch: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return "the trial's diff.patch is empty: the agent changed nothing in the work dir", nil
+	}
+	dir, name := path.Split(PatchPath)
+	if err := s.Engine.WriteFiles(ctx, s.Container, dir, []sandbox.File{{Path: name, Mode: 0o644, Data: data}}, sandbox.Owner{}); err != nil {
+		return "", fmt.Errorf("copy the trial's patch into the container: %w", err)
+	}
+	log := filepath.Join(s.Scratch, "apply-patch.log")
+	script := `if command -v git >/dev/null 2>&1; then git apply --whitespace=nowarn "$1" && echo "applied with git apply"
+elif command -v patch >/dev/null 2>&1; then patch -p1 --forward --silent <"$1" && echo "applied with patch -p1 (binary changes are not)"
+else echo "neither git nor patch is in the image"; exit 127; fi`
+	res, err := s.Engine.Exec(ctx, s.Container, sandbox.ExecSpec{
+		Cmd: []string{"sh", "-c", script, "apply", PatchPath}, User: s.User, Workdir: s.Workdir, StdoutPath: log})
+	if err != nil {
+		return "", fmt.Errorf("apply the trial's patch: %w", err)
+	}
+	out, _ := os.ReadFile(log)
+	said := strings.TrimSpace(string(out))
+	cut := ""
+	if bytes.Contains(data, []byte("\n[flightdeck: ")) {
+		cut = "; the run recorded it incomplete, so the work dir is not whole"
+	}
+	if res.ExitCode != 0 {
+		return fmt.Sprintf("the trial's diff.patch did NOT apply, so the work dir is the image's (%s; the patch is at %s)%s",
+			lastLine(said), PatchPath, cut), nil
+	}
+	return fmt.Sprintf("the trial's diff.patch, %s, so the work dir is as the agent left it%s", lastLine(said), cut), nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "no output"
+	}
+	return s
 }
 
 // paragraph says which image, user and work dir, what was added, and how
