@@ -272,4 +272,21 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 	bad := flightdeck(t, dir, nil, "trial", "shell", run.id, "semver__nosuch__1")
 	assert.Equal(t, 2, bad.code)
 	assert.Contains(t, bad.stderr, `has no trial "semver__nosuch__1"`)
+
+	// A run with --keep: the shell opens in the container it kept, which
+	// is left as it was.
+	kept := runFlightdeck(t, suiteFile, "--keep", "--no-cache")
+	t.Cleanup(func() { flightdeck(t, dir, nil, "gc", "--all", "--run", kept.id) })
+	cmd = exec.Command(binary(t), "trial", "shell", kept.id, "semver__broken__1", "--as", "verifier")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("cat semver.py; bash /tests/test.sh 2>&1 | grep RESULT\n")
+	out.Reset()
+	errOut.Reset()
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Run(), "stderr:\n%s", errOut.String())
+	assert.Contains(t, errOut.String(), "the run's kept container")
+	assert.Contains(t, out.String(), "return v")
+	assert.Equal(t, graded, result.FindString(out.String()))
+	assert.Len(t, docker(t, "ps", "-aq", "--filter", "label="+sandbox.LabelRun+"="+kept.id, "--filter", "label=flightdeck.phase=agent"), 1,
+		"the kept container stays")
 }

@@ -76,3 +76,21 @@ func (d *Docker) execAttached(ctx context.Context, containerID string, spec Exec
 		return -1, fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 }
+
+// FindContainers lists the IDs of the containers, running or not, that
+// carry every label given (a kept trial's, say).
+func (d *Docker) FindContainers(ctx context.Context, labels map[string]string) ([]string, error) {
+	f := make(client.Filters)
+	for k, v := range labels {
+		f.Add("label", k+"="+v)
+	}
+	list, err := d.api.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, engineErr("list containers", err)
+	}
+	var ids []string
+	for _, c := range list.Items {
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/tasks"
 )
 
 func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
@@ -221,6 +222,11 @@ func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
 		return exitUsage
 	}
+	if rec.Config.Keep {
+		if code, ok := keptShell(ctx, env, rec.RunID, ids[1], res, *as == asVerifier, cmd); ok {
+			return code
+		}
+	}
 	opts := suite.Options{Cwd: env.cwd, NoSubstitute: rec.Config.NoSubstitute}
 	for from, to := range rec.Config.Images {
 		opts.ImageMap = append(opts.ImageMap, from+"="+to)
@@ -229,4 +235,77 @@ func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 		ids[1], results.DiffPatch, res.Outcome, results.RewardText(res))
 	sh := &agent.Shell{Cmd: cmd, Patch: patch, WithTests: *as == asVerifier}
 	return openShell(ctx, env, "trial shell", res.TaskDir, opts, shellUser{verifier: *as == asVerifier}, sh)
+}
+
+// keptShell opens the shell in the container a run made with --keep left
+// of the trial (its agent's: Harbor's one container holds what the
+// verifier saw too); ok is false when there is none (it was removed since).
+// The container is left as it was found: stopped again if it was stopped.
+func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *results.Result, verifier bool, cmd []string) (int, bool) {
+	d, err := sandbox.New(ctx)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
+		return exitInfra, true
+	}
+	defer d.Close()
+	ids, err := d.FindContainers(ctx, map[string]string{sandbox.LabelRun: runID, sandbox.LabelTrial: trial, grader.LabelPhase: "agent"})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
+		return exitInfra, true
+	}
+	if len(ids) == 0 {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: the run kept its containers (--keep), but %s's is gone; rebuilding it\n", trial)
+		return 0, false
+	}
+	id := ids[0]
+	st, err := d.State(ctx, id)
+	if err == nil && !st.Running {
+		err = d.Restart(ctx, id)
+		defer func() {
+			if err := d.Stop(context.WithoutCancel(ctx), id); err != nil {
+				fmt.Fprintf(env.stderr, "flightdeck trial shell: stop the kept container again: %v\n", err)
+			}
+		}()
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: start the kept container %.12s: %v\n", id, err)
+		return exitInfra, true
+	}
+	user, added := "", ""
+	task, terr := tasks.Load(res.TaskDir, tasks.LoadOptions{})
+	if terr == nil {
+		user = task.Config.Agent.User
+	}
+	if verifier {
+		user = "root"
+		if terr == nil && task.Config.Verifier.User != "" {
+			user = task.Config.Verifier.User
+		}
+		if err := d.CopyIn(ctx, id, filepath.Join(res.TaskDir, "tests"), agent.TestsDir, sandbox.Owner{}); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck trial shell: copy tests/ into the kept container: %v\n", err)
+			return exitInfra, true
+		}
+		added = "; tests/ at " + agent.TestsDir
+	}
+	who := user
+	if who == "" {
+		who = "the agent's"
+	}
+	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it: image %s, user %s, work dir %s%s. It is left as it was when the shell exits.\n",
+		trial, id, res.Image, who, res.WorkDir, added)
+	if len(cmd) == 0 {
+		cmd = agent.ShellCommand
+	}
+	stdio, raw := shellStdio(env)
+	restore := func() {}
+	if raw != nil {
+		restore = raw()
+	}
+	out, err := d.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: user, Workdir: res.WorkDir, Stdio: stdio})
+	restore()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
+		return exitInfra, true
+	}
+	return out.ExitCode, true
 }
