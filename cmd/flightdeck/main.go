@@ -53,7 +53,7 @@ type cliEnv struct {
 
 func commands() []command {
 	return []command{
-		{"task", "create, check, digest, verify and import tasks", runTask},
+		{"task", "create, check, digest, verify, import and open a shell in tasks", runTask},
 		{"run", "run a suite of trials (default: local.yaml)", runRun},
 		{"trial", "open a shell on a finished trial's state", runTrial},
 		{"report", "print a run's outcomes and spec verdicts", runReport},
