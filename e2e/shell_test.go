@@ -290,3 +290,40 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 	assert.Len(t, docker(t, "ps", "-aq", "--filter", "label="+sandbox.LabelRun+"="+kept.id, "--filter", "label=flightdeck.phase=agent"), 1,
 		"the kept container stays")
 }
+
+// trial shell on a Harbor task whose image has an entrypoint and whose
+// agent is not root, and on a compose task: the rebuilt work dir holds
+// what the oracle wrote, and the tests by hand pass as the grader's did.
+func TestTrialShellHarborAndCompose(t *testing.T) {
+	requireEngine(t)
+	compose, err := filepath.Abs("../fixtures/harbor/tasks/compose-healthy")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	suiteFile := writeSuite(t, dir, suiteFile{Name: "shells", Tasks: []string{entrypointTask(t), compose}, Retries: retries(0),
+		Variants: map[string]map[string]any{"oracle": {"agent": "oracle"}}})
+	run := runFlightdeck(t, suiteFile)
+	for _, tc := range []struct {
+		task, script string
+		out          []string
+	}{
+		{"shell-entrypoint", "id -un; cat /tmp/entrypoint.txt; cat work.txt; bash /tests/test.sh; cat /logs/verifier/reward.txt\n",
+			[]string{"root\nstarted-by-entrypoint\ndone\n1\n"}},
+		{"compose-healthy", "cat answer.txt; bash /tests/test.sh > /dev/null; cat /logs/verifier/reward.txt\n", []string{"up\n1\n"}},
+	} {
+		t.Run(tc.task, func(t *testing.T) {
+			res := run.result(t, tc.task, "oracle")
+			require.Equal(t, "passed", string(res.Outcome), "%s", res.Error)
+			cmd := exec.Command(binary(t), "trial", "shell", run.id, trialName(tc.task, "oracle"), "--as", "verifier")
+			cmd.Dir = dir
+			cmd.Stdin = strings.NewReader(tc.script)
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			require.NoError(t, cmd.Run(), "stderr:\n%s", errOut.String())
+			for _, want := range tc.out {
+				assert.Contains(t, out.String(), want, "stderr:\n%s", errOut.String())
+			}
+			assert.Contains(t, errOut.String(), "applied with git apply")
+			assert.Empty(t, ownedBy(t, cmd.Process.Pid))
+		})
+	}
+}
