@@ -213,9 +213,43 @@ func describeDecodeError(err error) (field, msg string) {
 	row, col := de.Position()
 	msg = strings.TrimPrefix(de.Error(), "toml: ")
 	if m := typeErrRE.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("a TOML %s where %s is expected", m[1], strings.TrimPrefix(m[2], "*"))
+		msg = fmt.Sprintf("%s where %s is expected", tomlKind(m[1]), goKind(strings.TrimPrefix(m[2], "*")))
 	}
 	return formatKey(de.Key()), fmt.Sprintf("%s (line %d, column %d)", msg, row, col)
+}
+
+// tomlKind says what a TOML value is in a task author's words.
+func tomlKind(t string) string {
+	switch t {
+	case "string":
+		return "a string (in quotes)"
+	case "integer", "float":
+		return "a number"
+	case "boolean", "bool":
+		return "true or false"
+	case "array":
+		return "a list ([...])"
+	case "table", "inline-table":
+		return "a table"
+	}
+	return "a TOML " + t
+}
+
+// goKind says what a Go field holds in a task author's words.
+func goKind(t string) string {
+	switch {
+	case strings.HasPrefix(t, "float"), strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "a number"
+	case t == "string":
+		return "a string (in quotes)"
+	case t == "bool":
+		return "true or false"
+	case strings.HasPrefix(t, "[]"):
+		return "a list ([...])"
+	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
+		return "a table"
+	}
+	return t
 }
 
 // formatKey prints a key path as "[a.b].c", or "c" for a top-level key.

@@ -184,7 +184,7 @@ var loadRefusalsCases = []struct {
 	{name: "TOML syntax", files: map[string]string{"task.toml": "[task\nname = 1\n"},
 		wantFile: "task.toml", wantRule: []string{"not valid TOML", "line 1"}},
 	{name: "wrong type", toml: strings.Replace(baseTOML, "cpus = 2", "cpus = \"two\"", 1),
-		wantFile: "task.toml", wantField: "[environment].cpus", wantRule: []string{"a TOML string where float64 is expected", "line 14"}},
+		wantFile: "task.toml", wantField: "[environment].cpus", wantRule: []string{"a string (in quotes) where a number is expected", "line 14"}},
 	{name: "NaN in task.toml", toml: baseTOML + "\n[metadata]\nx = nan\n",
 		wantRule: []string{"task_digest", "NaN"}},
 	{name: "gpus on a local run", toml: strings.Replace(baseTOML, "cpus = 2", "cpus = 2\ngpus = 1", 1), opts: LoadOptions{Local: true},

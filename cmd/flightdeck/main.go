@@ -87,6 +87,9 @@ func main() {
 }
 
 func dispatch(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) > 0 && (args[0] == "--version" || args[0] == "-V") {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	return group{name: "flightdeck", word: "command", usage: usage, subs: commands()}.dispatch(ctx, env, args)
 }
 
@@ -146,7 +149,15 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "4 a task's own defect (task_error) or a refused task; 130 interrupted (docs/running.md).")
 }
 
-func runVersion(_ context.Context, env *cliEnv, _ []string) int {
+func runVersion(_ context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "version", "version", "flightdeck version   (or flightdeck --version)")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "flightdeck: version takes no arguments, got %q\n", fs.Args())
+		return exitUsage
+	}
 	fmt.Fprintf(env.stdout, "flightdeck %s\n", version)
 	return exitOK
 }

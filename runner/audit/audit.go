@@ -365,11 +365,11 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 	}
 	var warn []string
 	ev := []string{fmt.Sprintf("agent %.1fs of %s", agentMax, limitText(agentTO)), fmt.Sprintf("verifier %.1fs of %s", gradeMax, limitText(gradeTO))}
-	if agentTO > 0 && agentMax > agentTO/2 {
-		warn = append(warn, "the oracle's agent phase used more than half its timeout")
+	if w := overHalf("the oracle's agent phase", agentMax, agentTO); w != "" {
+		warn = append(warn, w)
 	}
-	if gradeTO > 0 && gradeMax > gradeTO/2 {
-		warn = append(warn, "the verifier used more than half its timeout")
+	if w := overHalf("the verifier", gradeMax, gradeTO); w != "" {
+		warn = append(warn, w)
 	}
 	switch {
 	case peak == 0:
@@ -387,6 +387,19 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 		return Warn, strings.Join(warn, "; ") + ": " + s
 	}
 	return OK, s
+}
+
+// overHalf says that who took more than half its timeout, or all of it
+// (the phase's time counts from its container's start, so a phase the
+// timeout ended can read a little past it); "" when it took less.
+func overHalf(who string, took, timeout float64) string {
+	switch {
+	case timeout <= 0 || took <= timeout/2:
+		return ""
+	case took >= timeout:
+		return who + " ran into its timeout"
+	}
+	return who + " used more than half its timeout"
 }
 
 // baseCheck warns when the oracle ran on an image standing in for one the

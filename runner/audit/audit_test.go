@@ -104,6 +104,13 @@ func TestHeadroom(t *testing.T) {
 	st, ev = headroomCheck([]*results.Result{r})
 	assert.Equal(t, Warn, st)
 	assert.Equal(t, "the oracle used more than half its memory: agent 4.0s of 10s, verifier 20.0s of 100s, memory 600 MiB of 1024 MiB", ev)
+	// A phase past its timeout (18.2 s of 15 s) is not "more than half".
+	r.AgentPhase.Timeout, r.Phases[0].Seconds = 15, 18.2
+	st, ev = headroomCheck([]*results.Result{r})
+	assert.Equal(t, Warn, st)
+	assert.Contains(t, ev, "the oracle's agent phase ran into its timeout")
+	assert.NotContains(t, ev, "agent phase used more than half")
+	assert.Contains(t, ev, "agent 18.2s of 15s")
 }
 
 // A skipped check says so, and a failed one fails the task and the report.
