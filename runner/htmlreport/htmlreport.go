@@ -43,6 +43,17 @@ var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":   pct,
+	// count is n and its noun, plural unless n is 1: "1 attempt", "2
+	// attempts"; a plural that is not the noun and an s comes after it.
+	"count": func(n int, noun string, plural ...string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		if len(plural) > 0 {
+			return fmt.Sprintf("%d %s", n, plural[0])
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	},
 	"first": func(n int, xs []string) []string { return xs[:min(n, len(xs))] },
 	"deref": func(p *float64) float64 {
 		if p == nil {
