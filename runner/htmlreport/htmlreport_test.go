@@ -54,6 +54,7 @@ func TestReportCutsLargeLogs(t *testing.T) {
 	assert.NotContains(t, page, "<script>alert(1)</script>", "escaped")
 	assert.Contains(t, page, "&lt;script&gt;alert(1)&lt;/script&gt;")
 	assert.Contains(t, page, `data-outcome="failed"`)
+	assert.Contains(t, page, "0 task dirs, 2 variants, 1 attempt, 0 at once, 0 retries", "counts agree with their nouns")
 }
 
 // Two runs compared: the tasks and variants whose outcome changed.
