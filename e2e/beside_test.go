@@ -69,13 +69,13 @@ func TestRunLeavesALiveProcessesContainersAlone(t *testing.T) {
 	assert.False(t, exists(userOrphan), "a real run reaps what a gone run of a user left")
 
 	// A test's run beside it.
-	runFlightdeck(t, suiteFile)
+	runFlightdeck(t, suiteFile, "--no-cache") // a cached trial opens no engine, so reaps nothing
 	assert.True(t, exists(live), "the run leaves the live process's container alone")
 	// (Another test's gc may have reaped the orphan first: either way it
 	// is gone.)
 	assert.False(t, exists(orphan), "the gone process's container is reaped")
 	assert.True(t, exists(testOrphan), "nor does a run of another test's")
-	mine := flightdeck(t, dir, []string{sandbox.TestEnv + "=" + ownTest}, "run", suiteFile)
+	mine := flightdeck(t, dir, []string{sandbox.TestEnv + "=" + ownTest}, "run", suiteFile, "--no-cache")
 	require.Equal(t, 0, mine.code, "%s", mine.stderr)
 	assert.False(t, exists(testOrphan), "a run of the same test's reaps what a gone run of it left")
 	// gc of this test's run only: another test may be about to reap its
