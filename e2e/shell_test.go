@@ -147,6 +147,33 @@ func TestTaskShell(t *testing.T) {
 		r = taskShell(t, "", "no-such-dir")
 		assert.Equal(t, 2, r.code)
 		assert.Contains(t, r.stderr, "no-such-dir: not a task directory")
+		// A dir of tasks is not one task: no shell after shell.
+		r = taskShell(t, "", filepath.Dir(csv))
+		assert.Equal(t, 2, r.code)
+		assert.Contains(t, r.stderr, "not a task directory: it holds no task.toml (a shell opens in one task)")
+		r = taskShell(t, "", filepath.Join(csv, "task.toml"))
+		assert.Equal(t, 2, r.code)
+		assert.Contains(t, r.stderr, "a file, not a task directory")
+		// A user the image does not have is the caller's mistake.
+		r = taskShell(t, "", csv, "--user", "nosuchuser")
+		assert.Equal(t, 2, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "--user nosuchuser: the image has no such user")
+		assert.Empty(t, ownedBy(t, r.pid))
+		// An image that does not build is the task's defect; the build log
+		// it names is kept.
+		broken := entrypointTask(t)
+		require.NoError(t, os.WriteFile(filepath.Join(broken, "environment", "Dockerfile"),
+			[]byte("FROM "+testenv.BaseImage+"\nRUN apt-gte install -y curl\n"), 0o644))
+		r = taskShell(t, "", broken)
+		assert.Equal(t, 4, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "apt-gte: not found")
+		m := regexp.MustCompile(`build log: (\S+)`).FindStringSubmatch(r.stderr)
+		require.NotNil(t, m, r.stderr)
+		assert.FileExists(t, m[1], "the build log the message names is there")
+		assert.Contains(t, r.stderr, "remove it when done")
+		kept := regexp.MustCompile(`kept in (\S+);`).FindStringSubmatch(r.stderr)
+		require.NotNil(t, kept, r.stderr)
+		os.RemoveAll(kept[1])
 	})
 }
 
@@ -279,7 +306,8 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 	t.Cleanup(func() { flightdeck(t, dir, nil, "gc", "--all", "--run", kept.id) })
 	cmd = exec.Command(binary(t), "trial", "shell", kept.id, "semver__broken__1", "--as", "verifier")
 	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader("cat semver.py; bash /tests/test.sh 2>&1 | grep RESULT\n")
+	// The grader's command as the paragraph gives it.
+	cmd.Stdin = strings.NewReader("cat /app/semver.py; cd / && bash tests/test.sh 2>&1 | grep RESULT\n")
 	out.Reset()
 	errOut.Reset()
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -287,8 +315,15 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 	assert.Contains(t, errOut.String(), "the run's kept container")
 	assert.Contains(t, out.String(), "return v")
 	assert.Equal(t, graded, result.FindString(out.String()))
+	assert.Contains(t, errOut.String(), "`cd / && bash tests/test.sh; cat /logs/verifier/reward.*`")
 	assert.Len(t, docker(t, "ps", "-aq", "--filter", "label="+sandbox.LabelRun+"="+kept.id, "--filter", "label=flightdeck.phase=agent"), 1,
 		"the kept container stays")
+	// The tests the verifier's shell added are gone for the agent's.
+	agentShell := exec.Command(binary(t), "trial", "shell", kept.id, "semver__broken__1", "--", "sh", "-c", "ls /tests 2>&1; exit 0")
+	agentShell.Dir = dir
+	got, err := agentShell.CombinedOutput()
+	require.NoError(t, err, "%s", got)
+	assert.Contains(t, string(got), "No such file or directory", "the tests are not left in the agent's container")
 }
 
 // trial shell on a Harbor task whose image has an entrypoint and whose

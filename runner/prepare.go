@@ -191,8 +191,15 @@ func PrepareVerify(ctx context.Context, dirs []string, opts suite.Options, vo Ve
 // task in dir, whose agent (Runner.Agent) is a person at a terminal;
 // nothing is cached, retried or kept. The run's files go to opts.Results.
 func PrepareShell(ctx context.Context, dir string, opts suite.Options) (Request, error) {
-	if fi, err := os.Stat(hostpath.Abs(opts.Cwd, dir)); err != nil || !fi.IsDir() {
-		return Request{}, suite.UsageErrorf("%s: not a task directory", dir)
+	abs := hostpath.Abs(opts.Cwd, dir)
+	switch fi, err := os.Stat(abs); {
+	case err != nil:
+		return Request{}, suite.UsageErrorf("%s: not a task directory: %v", dir, err)
+	case !fi.IsDir():
+		return Request{}, suite.UsageErrorf("%s: a file, not a task directory (the directory that holds task.toml)", dir)
+	}
+	if _, err := os.Stat(filepath.Join(abs, tasks.TaskFile)); err != nil {
+		return Request{}, suite.UsageErrorf("%s: not a task directory: it holds no %s (a shell opens in one task)", dir, tasks.TaskFile)
 	}
 	s := &suite.Suite{
 		Name: "shell", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task shell"), Attempts: 1, Retries: 0,

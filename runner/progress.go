@@ -184,7 +184,9 @@ func (p *progress) interrupted(t *suite.Trial) {
 	defer p.mu.Unlock()
 	delete(p.running, t.ID)
 	delete(p.started, t.ID)
-	p.emit(fmt.Sprintf("stopped  %s: interrupted, no result", t.ID))
+	if !p.quiet {
+		p.emit(fmt.Sprintf("stopped  %s: interrupted, no result", t.ID))
+	}
 }
 
 func (p *progress) finished(t *suite.Trial, r *results.Result) {

@@ -61,7 +61,12 @@ func openShell(ctx context.Context, env *cliEnv, name, dir string, opts suite.Op
 		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
 		return exitInfra
 	}
-	defer os.RemoveAll(tmp)
+	keep := false // the files of a shell that never ran say why
+	defer func() {
+		if !keep {
+			os.RemoveAll(tmp)
+		}
+	}()
 	opts.Results, opts.Retries = filepath.Join(tmp, "results"), 0
 	req, err := runner.PrepareShell(ctx, dir, opts)
 	if err != nil {
@@ -105,7 +110,15 @@ func openShell(ctx context.Context, env *cliEnv, name, dir string, opts suite.Op
 		fmt.Fprintf(env.stderr, "flightdeck %s: the shell did not start\n", name)
 		return exitInfra
 	}
+	if user.name != "" && strings.Contains(res.Error, "unable to find user "+user.name) {
+		fmt.Fprintf(env.stderr, "flightdeck %s: --user %s: the image has no such user (its /etc/passwd lists the names it knows)\n", name, user.name)
+		return exitUsage
+	}
 	fmt.Fprintf(env.stderr, "flightdeck %s: %s\n", name, res.Error)
+	if strings.Contains(res.Error, tmp) {
+		keep = true
+		fmt.Fprintf(env.stderr, "flightdeck %s: the files named above are kept in %s; remove it when done\n", name, tmp)
+	}
 	if res.Outcome == grader.OutcomeTaskError {
 		return exitTask
 	}
@@ -233,7 +246,7 @@ func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	fmt.Fprintf(env.stderr, "flightdeck trial shell: %s rebuilt from the task image and the trial's %s (%s, %s)\n",
 		ids[1], results.DiffPatch, res.Outcome, results.RewardText(res))
-	sh := &agent.Shell{Cmd: cmd, Patch: patch, WithTests: *as == asVerifier}
+	sh := &agent.Shell{Cmd: cmd, Patch: patch, WithTests: *as == asVerifier, TestsFlag: "--as verifier"}
 	return openShell(ctx, env, "trial shell", res.TaskDir, opts, shellUser{verifier: *as == asVerifier}, sh)
 }
 
@@ -271,7 +284,8 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: start the kept container %.12s: %v\n", id, err)
 		return exitInfra, true
 	}
-	user, added := "", ""
+	user, added, hint := "", "", ""
+	var execEnv []string
 	task, terr := tasks.Load(res.TaskDir, tasks.LoadOptions{})
 	if terr == nil {
 		user = task.Config.Agent.User
@@ -281,18 +295,35 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 		if terr == nil && task.Config.Verifier.User != "" {
 			user = task.Config.Verifier.User
 		}
+		// Tests the shell adds go again when it ends: the kept container
+		// is the agent's, and its user must not find them there later.
+		if _, err := d.StatPath(ctx, id, agent.TestsDir); err != nil {
+			defer func() {
+				_, _ = d.Exec(context.WithoutCancel(ctx), id, sandbox.ExecSpec{Cmd: []string{"rm", "-rf", "--", agent.TestsDir}, User: "0"})
+			}()
+		}
 		if err := d.CopyIn(ctx, id, filepath.Join(res.TaskDir, "tests"), agent.TestsDir, sandbox.Owner{}); err != nil {
 			fmt.Fprintf(env.stderr, "flightdeck trial shell: copy tests/ into the kept container: %v\n", err)
 			return exitInfra, true
 		}
-		added = "; tests/ at " + agent.TestsDir
+		if _, err := d.Exec(ctx, id, sandbox.ExecSpec{Cmd: []string{"sh", "-c", "mkdir -p " + agent.VerifierLogs + " && chmod 777 " + agent.VerifierLogs}, User: "0"}); err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck trial shell: make %s in the kept container: %v\n", agent.VerifierLogs, err)
+			return exitInfra, true
+		}
+		added = "; tests/ at " + agent.TestsDir + " (removed again when the shell exits)"
+		if res.Native {
+			execEnv = []string{"FLIGHTDECK_WORKDIR=" + res.WorkDir, "FLIGHTDECK_REWARD_DIR=" + agent.VerifierLogs}
+			hint = fmt.Sprintf(" To grade as flightdeck's grader does: `cd / && bash tests/test.sh; cat %s/reward.*` (FLIGHTDECK_WORKDIR and FLIGHTDECK_REWARD_DIR are set).", agent.VerifierLogs)
+		} else {
+			hint = fmt.Sprintf(" To grade as Harbor does: `bash %s/test.sh > %s/test-stdout.txt 2>&1; cat %s/reward.*`.", agent.TestsDir, agent.VerifierLogs, agent.VerifierLogs)
+		}
 	}
 	who := user
 	if who == "" {
-		who = "the agent's"
+		who = "the container's own (the agent's)"
 	}
-	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it: image %s, user %s, work dir %s%s. It is left as it was when the shell exits.\n",
-		trial, id, res.Image, who, res.WorkDir, added)
+	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it: image %s, user %s, work dir %s%s.%s What you change stays in it; it is stopped again if it was stopped.\n",
+		trial, id, res.Image, who, res.WorkDir, added, hint)
 	if len(cmd) == 0 {
 		cmd = agent.ShellCommand
 	}
@@ -301,7 +332,7 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 	if raw != nil {
 		restore = raw()
 	}
-	out, err := d.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: user, Workdir: res.WorkDir, Stdio: stdio})
+	out, err := d.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, Env: execEnv, User: user, Workdir: res.WorkDir, Stdio: stdio})
 	restore()
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)

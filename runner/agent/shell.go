@@ -30,6 +30,9 @@ type Shell struct {
 	// applied to the work dir, as the shell's user, before the shell
 	// starts, to rebuild the work dir as that trial's agent left it.
 	Patch string
+	// TestsFlag is the option that adds the tests (for the paragraph);
+	// default --with-tests.
+	TestsFlag string
 	// Say prints the paragraph before the prompt.
 	Say func(string)
 	// Raw, when set, puts the person's terminal in raw mode for the
@@ -177,17 +180,21 @@ func (sh *Shell) paragraph(s *Session, added []string) string {
 		fmt.Fprintf(&b, "; added %s", strings.Join(added, ", "))
 	}
 	b.WriteString(". ")
-	b.WriteString(gradeHint(s, sh.WithTests))
+	flag := sh.TestsFlag
+	if flag == "" {
+		flag = "--with-tests"
+	}
+	b.WriteString(gradeHint(s, sh.WithTests, flag))
 	b.WriteString(" Everything is removed when the shell exits.")
 	return b.String()
 }
 
 // gradeHint says how the trial would be graded, and how to do it here.
-func gradeHint(s *Session, withTests bool) string {
+func gradeHint(s *Session, withTests bool, flag string) string {
 	t := s.Trial.Task
 	if s.Trial.Harbor() {
 		if !withTests {
-			return "Harbor's verifier runs tests/test.sh at /tests after the agent (--with-tests adds them here)."
+			return "Harbor's verifier runs tests/test.sh at /tests after the agent (" + flag + " adds them here)."
 		}
 		who := ""
 		if u := t.Config.Verifier.User; u != "" && u != s.User {
@@ -201,8 +208,8 @@ func gradeHint(s *Session, withTests bool) string {
 		command = g.Command
 	}
 	if !withTests {
-		return fmt.Sprintf("flightdeck grades in a fresh container of the image: `%s` from %s, with the work dir at %s read-only (--with-tests adds tests/ here).",
-			command, grader.NativeTaskDir, s.Workdir)
+		return fmt.Sprintf("flightdeck grades in a fresh container of the image: `%s` from %s, with the work dir at %s read-only (%s adds tests/ at %s here).",
+			command, grader.NativeTaskDir, s.Workdir, flag, TestsDir)
 	}
 	return fmt.Sprintf("flightdeck grades in a fresh container of the image, running `%s` from %s; here tests/ is under /, so: `cd / && %s; cat %s/reward.*` (FLIGHTDECK_WORKDIR and FLIGHTDECK_REWARD_DIR are set).",
 		command, grader.NativeTaskDir, command, path.Clean(VerifierLogs))
