@@ -70,7 +70,7 @@ func (d *Docker) TaskImages(ctx context.Context) ([]CachedImage, error) {
 	if slices.ContainsFunc(list.Items, func(s image.Summary) bool { return s.SharedSize < 0 }) {
 		// An engine before API 1.42 computes shared sizes only for its
 		// disk usage.
-		du, err := d.api.DiskUsage(ctx, client.DiskUsageOptions{Images: true, Verbose: true})
+		du, err := d.diskUsage(ctx)
 		if err != nil {
 			return nil, engineErr("read the engine's disk usage", err)
 		}
@@ -97,6 +97,27 @@ func (d *Docker) TaskImages(ctx context.Context) ([]CachedImage, error) {
 		return strings.Compare(strings.Join(a.Refs, ","), strings.Join(b.Refs, ","))
 	})
 	return out, nil
+}
+
+// diskUsage asks for the images' disk usage. The engine computes one at a
+// time and refuses a second while the first runs ("a disk usage operation
+// is already running": another flightdeck, a `docker system df`), so a
+// refusal is waited out, up to a few minutes.
+func (d *Docker) diskUsage(ctx context.Context) (client.DiskUsageResult, error) {
+	delay := 500 * time.Millisecond
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		du, err := d.api.DiskUsage(ctx, client.DiskUsageOptions{Images: true, Verbose: true})
+		if err == nil || !strings.Contains(err.Error(), "disk usage operation is already running") || time.Now().After(deadline) {
+			return du, err
+		}
+		select {
+		case <-ctx.Done():
+			return du, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
 }
 
 // SaveImages writes refs as one `docker save` stream.
