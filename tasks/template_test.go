@@ -2,12 +2,14 @@ package tasks
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -297,7 +299,9 @@ func TestTemplateTestShPytest(t *testing.T) {
 	run := func(hidden string) (string, map[string]any) {
 		t.Helper()
 		require.NoError(t, os.WriteFile(filepath.Join(task, "tests", "test_hidden.py"), []byte(hidden), 0o644))
-		name := "flightdeck-tasks-test-" + strings.ReplaceAll(filepath.Base(t.TempDir()), "_", "-")
+		// Unique across processes: another test run beside this one makes
+		// containers of the same temp dir numbers.
+		name := fmt.Sprintf("flightdeck-tasks-test-%d-%d", os.Getpid(), time.Now().UnixNano())
 		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
 		cmd := exec.Command("docker", "run", "--rm", "--name", name, "--network", "none",
 			"--label", "flightdeck.managed=true", "--label", "flightdeck.test=tasks",
