@@ -149,7 +149,7 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "images prune", "images prune [--max-size SIZE] [--older-than AGE]",
+	fs := newFlags(env, "images prune", "images prune [--max-size SIZE] [--older-than AGE] [--match GLOB]",
 		"flightdeck images prune --max-size 20GB\n  flightdeck images prune --older-than 14d")
 	maxSize := fs.String("max-size", "", "evict least recently used task images until the rest fit in SIZE (20GB, 500MiB)")
 	olderThan := fs.String("older-than", "", "evict task images not used for longer than AGE (36h, 7d)")

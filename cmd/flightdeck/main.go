@@ -169,7 +169,11 @@ func newFlags(env *cliEnv, name, usageLine, example string) *pflag.FlagSet {
 	fs.SetOutput(env.stderr)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(env.stdout, "Usage: flightdeck %s\n\nFlags:\n%s\nExample:\n  %s\n", usageLine, fs.FlagUsages(), example)
+		flags := fs.FlagUsages()
+		if flags == "" {
+			flags = "  (none)\n"
+		}
+		fmt.Fprintf(env.stdout, "Usage: flightdeck %s\n\nFlags:\n%s\nExample:\n  %s\n", usageLine, flags, example)
 	}
 	return fs
 }
