@@ -217,6 +217,10 @@ func TestStatsMeanPerRewardKey(t *testing.T) {
 			mk(grader.OutcomeFailed, map[string]float64{"correctness": 0.5}),
 			mk(grader.OutcomeFailed, nil),
 		}, map[string]float64{"correctness": 2.5 / 3, "performance": 0.5}},
+		{"counts are summed, not averaged", []*Result{
+			mk(grader.OutcomePassed, map[string]float64{"reward": 1, "passed": 116, "total": 116}),
+			mk(grader.OutcomeFailed, map[string]float64{"reward": 0, "passed": 0, "total": 10}),
+		}, map[string]float64{"reward": 0.5}},
 		{"ungraded trials left out", []*Result{
 			mk(grader.OutcomePassed, map[string]float64{"a": 1}),
 			mk(grader.OutcomeInfraError, map[string]float64{"a": 0}),
@@ -234,6 +238,13 @@ func TestStatsMeanPerRewardKey(t *testing.T) {
 			require.Len(t, st[0].MeanRewards, len(tt.want))
 			for k, v := range tt.want {
 				assert.InDelta(t, v, st[0].MeanRewards[k], 1e-9, k)
+			}
+			if tt.name == "counts are summed, not averaged" {
+				assert.Equal(t, map[string]float64{"passed": 116, "total": 126}, st[0].KeyTotals)
+				var buf bytes.Buffer
+				writeKeyMeans(&buf, st)
+				assert.Contains(t, buf.String(), "  v: reward=0.500; summed (counts, not rewards): passed=116 total=126")
+				assert.NotContains(t, buf.String(), "passed=58")
 			}
 		})
 	}

@@ -32,8 +32,11 @@ type VariantStats struct {
 	PassAtK          map[string]float64 `json:"pass_at_k,omitempty"`
 	Classes          map[string]int     `json:"outcome_classes"`
 	// MeanRewards are, per key of the reward files, the mean over the
-	// graded trials whose reward file has that key.
+	// graded trials whose reward file has that key. A key with a value
+	// outside 0..1 (a count: passed, total) is not a reward: it is summed
+	// in KeyTotals instead.
 	MeanRewards map[string]float64 `json:"mean_rewards,omitempty"`
+	KeyTotals   map[string]float64 `json:"key_totals,omitempty"`
 }
 
 // computeStats tallies results per variant, in the variants' order.
@@ -45,6 +48,7 @@ func computeStats(variants []suite.Variant, attempts int, results []*Result) []V
 		var taskOrder []string
 		sum := 0.0
 		keys := map[string][2]float64{} // key → sum, trials
+		counts := map[string]bool{}     // keys with a value outside 0..1: counts, not rewards
 		for _, r := range results {
 			if r.Variant != v.Name {
 				continue
@@ -82,6 +86,9 @@ func computeStats(variants []suite.Variant, attempts int, results []*Result) []V
 			}
 			for k, v := range r.Rewards {
 				keys[k] = [2]float64{keys[k][0] + v, keys[k][1] + 1}
+				if v < 0 || v > 1 {
+					counts[k] = true
+				}
 			}
 			pt, seen := perTask[r.TaskID]
 			if !seen {
@@ -98,6 +105,13 @@ func computeStats(variants []suite.Variant, attempts int, results []*Result) []V
 			mean := sum / float64(st.Graded)
 			st.PassRate, st.MeanReward = &rate, &mean
 			for k, sn := range keys {
+				if counts[k] {
+					if st.KeyTotals == nil {
+						st.KeyTotals = map[string]float64{}
+					}
+					st.KeyTotals[k] = sn[0]
+					continue
+				}
 				if st.MeanRewards == nil {
 					st.MeanRewards = map[string]float64{}
 				}

@@ -163,17 +163,26 @@ func writeTaskErrors(w io.Writer, trials []TrialSummary) {
 func writeKeyMeans(w io.Writer, vs []VariantStats) {
 	var lines []string
 	for _, v := range vs {
-		if len(v.MeanRewards) == 0 {
-			continue
-		}
-		if _, only := v.MeanRewards["reward"]; only && len(v.MeanRewards) == 1 {
+		_, only := v.MeanRewards["reward"]
+		if len(v.KeyTotals) == 0 && (len(v.MeanRewards) == 0 || only && len(v.MeanRewards) == 1) {
 			continue
 		}
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(v.MeanRewards)) {
 			parts = append(parts, fmt.Sprintf("%s=%.3f", k, v.MeanRewards[k]))
 		}
-		lines = append(lines, fmt.Sprintf("  %s: %s", v.Variant, strings.Join(parts, " ")))
+		line := "  " + v.Variant + ": " + strings.Join(parts, " ")
+		if len(v.KeyTotals) > 0 {
+			var sums []string
+			for _, k := range slices.Sorted(maps.Keys(v.KeyTotals)) {
+				sums = append(sums, fmt.Sprintf("%s=%g", k, v.KeyTotals[k]))
+			}
+			if len(parts) > 0 {
+				line += ";"
+			}
+			line += " summed (counts, not rewards): " + strings.Join(sums, " ")
+		}
+		lines = append(lines, line)
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "\nmean reward per key (over the graded trials that wrote the key):\n%s\n", strings.Join(lines, "\n"))
