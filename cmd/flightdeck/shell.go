@@ -325,7 +325,7 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it: image %s, user %s, work dir %s%s.%s What you change stays in it; it is stopped again if it was stopped.\n",
 		trial, id, res.Image, who, res.WorkDir, added, hint)
 	if len(cmd) == 0 {
-		cmd = agent.ShellCommand
+		cmd = agent.ShellCommand()
 	}
 	stdio, raw := shellStdio(env)
 	restore := func() {}

@@ -49,8 +49,11 @@ const TestsDir = "/tests"
 // VerifierLogs is where a test.sh writes its reward in a shell.
 const VerifierLogs = "/logs/verifier"
 
-// ShellCommand starts bash where the image has it, else sh.
-var ShellCommand = []string{"sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
+// ShellCommand is the command that starts bash where the image has it,
+// else sh.
+func ShellCommand() []string {
+	return []string{"sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"}
+}
 
 // Run adds what was asked, says where the person is, and runs the shell.
 func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) {
@@ -91,7 +94,7 @@ func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 	}
 	cmd := sh.Cmd
 	if len(cmd) == 0 {
-		cmd = ShellCommand
+		cmd = ShellCommand()
 	}
 	restore := func() {}
 	if sh.Raw != nil {

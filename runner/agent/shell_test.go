@@ -81,7 +81,7 @@ func TestShellAddsWhatItIsAskedAndSaysWhere(t *testing.T) {
 			assert.FileExists(t, c.Path("/tests/test.sh"))
 			assert.Equal(t, "0", c.Execs[0].User, "/logs/verifier is made as root")
 			assert.Contains(t, c.Execs[0].Cmd[2], "mkdir -p /logs/verifier && chmod 777 /logs/verifier")
-			assert.Equal(t, ShellCommand, shell.Cmd)
+			assert.Equal(t, ShellCommand(), shell.Cmd)
 			assert.Equal(t, "agent", shell.User)
 			assert.Equal(t, "/app", shell.Workdir)
 			assert.Equal(t, tc.env, shell.Env)
