@@ -291,9 +291,14 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 		user = task.Config.Agent.User
 	}
 	if verifier {
-		user = "root"
+		// The verifier's user, else the image's USER (else root), as the
+		// grader runs: not the kept container's own, which may be the
+		// agent's.
+		user = "0"
 		if terr == nil && task.Config.Verifier.User != "" {
 			user = task.Config.Verifier.User
+		} else if info, err := d.InspectImage(ctx, res.Image); err == nil && info.User != "" {
+			user = info.User
 		}
 		// Tests the shell adds go again when it ends: the kept container
 		// is the agent's, and its user must not find them there later.
@@ -319,8 +324,11 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 		}
 	}
 	who := user
-	if who == "" {
+	switch who {
+	case "":
 		who = "the container's own (the agent's)"
+	case "0":
+		who = "root"
 	}
 	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it: image %s, user %s, work dir %s%s.%s What you change stays in it; it is stopped again if it was stopped.\n",
 		trial, id, res.Image, who, res.WorkDir, added, hint)
