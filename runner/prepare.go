@@ -170,13 +170,18 @@ func PrepareVerify(ctx context.Context, dirs []string, opts suite.Options, vo Ve
 	if err != nil {
 		return Request{}, err
 	}
+	return loadNamed(cfg, opts)
+}
+
+// loadNamed loads the tasks a command named one by one (task verify,
+// task shell): a task that cannot run is the answer, given before
+// anything runs.
+func loadNamed(cfg suite.Config, opts suite.Options) (Request, error) {
 	opts.Tasks = nil
 	req, err := load(cfg, nil, opts)
 	if err != nil {
 		return Request{}, err
 	}
-	// Verifying names its tasks one by one: a task that cannot run is the
-	// answer, given before anything runs.
 	if len(req.Refused) > 0 {
 		var msgs []string
 		for _, rt := range req.Refused {
@@ -212,15 +217,7 @@ func PrepareShell(ctx context.Context, dir string, opts suite.Options) (Request,
 	if err != nil {
 		return Request{}, err
 	}
-	opts.Tasks = nil
-	req, err := load(cfg, nil, opts)
-	if err != nil {
-		return Request{}, err
-	}
-	if len(req.Refused) > 0 {
-		return Request{}, &RefusedError{Msg: "load task: " + req.Refused[0].Refusal.String()}
-	}
-	return req, nil
+	return loadNamed(cfg, opts)
 }
 
 // RefusedError is a task verify of tasks that cannot run here: nothing

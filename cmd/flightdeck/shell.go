@@ -252,7 +252,8 @@ func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 
 // keptShell opens the shell in the container a run made with --keep left
 // of the trial (its agent's: Harbor's one container holds what the
-// verifier saw too); ok is false when there is none (it was removed since).
+// verifier saw too); ok is false when there is none (a nop agent on a
+// native task starts none; a gc may have removed it).
 // The container is left as it was found: stopped again if it was stopped.
 func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *results.Result, verifier bool, cmd []string) (int, bool) {
 	d, err := sandbox.New(ctx)
@@ -267,7 +268,7 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 		return exitInfra, true
 	}
 	if len(ids) == 0 {
-		fmt.Fprintf(env.stderr, "flightdeck trial shell: the run kept its containers (--keep), but %s's is gone; rebuilding it\n", trial)
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: the run kept its containers (--keep), but none is %s's (its agent needed none, or it was removed since); rebuilding it\n", trial)
 		return 0, false
 	}
 	id := ids[0]
@@ -284,21 +285,23 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: start the kept container %.12s: %v\n", id, err)
 		return exitInfra, true
 	}
-	user, added, hint := "", "", ""
-	var execEnv []string
-	task, terr := tasks.Load(res.TaskDir, tasks.LoadOptions{})
-	if terr == nil {
-		user = task.Config.Agent.User
+	task, err := tasks.Load(res.TaskDir, tasks.LoadOptions{})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck trial shell: load the trial's task: %v\n", err)
+		return exitUsage, true
 	}
+	image, _ := d.InspectImage(ctx, res.Image)
+	user := task.Config.Agent.User
 	if verifier {
 		// The verifier's user, else the image's USER (else root), as the
 		// grader runs: not the kept container's own, which may be the
 		// agent's.
-		user = "0"
-		if terr == nil && task.Config.Verifier.User != "" {
-			user = task.Config.Verifier.User
-		} else if info, err := d.InspectImage(ctx, res.Image); err == nil && info.User != "" {
-			user = info.User
+		user = task.Config.Verifier.User
+		if user == "" {
+			user = image.User
+		}
+		if user == "" {
+			user = "root"
 		}
 		// Tests the shell adds go again when it ends: the kept container
 		// is the agent's, and its user must not find them there later.
@@ -307,44 +310,16 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 				_, _ = d.Exec(context.WithoutCancel(ctx), id, sandbox.ExecSpec{Cmd: []string{"rm", "-rf", "--", agent.TestsDir}, User: "0"})
 			}()
 		}
-		if err := d.CopyIn(ctx, id, filepath.Join(res.TaskDir, "tests"), agent.TestsDir, sandbox.Owner{}); err != nil {
-			fmt.Fprintf(env.stderr, "flightdeck trial shell: copy tests/ into the kept container: %v\n", err)
-			return exitInfra, true
-		}
-		if _, err := d.Exec(ctx, id, sandbox.ExecSpec{Cmd: []string{"sh", "-c", "mkdir -p " + agent.VerifierLogs + " && chmod 777 " + agent.VerifierLogs}, User: "0"}); err != nil {
-			fmt.Fprintf(env.stderr, "flightdeck trial shell: make %s in the kept container: %v\n", agent.VerifierLogs, err)
-			return exitInfra, true
-		}
-		added = "; tests/ at " + agent.TestsDir + " (removed again when the shell exits)"
-		if res.Native {
-			execEnv = []string{"FLIGHTDECK_WORKDIR=" + res.WorkDir, "FLIGHTDECK_REWARD_DIR=" + agent.VerifierLogs}
-			hint = fmt.Sprintf(" To grade as flightdeck's grader does: `cd / && bash tests/test.sh; cat %s/reward.*` (FLIGHTDECK_WORKDIR and FLIGHTDECK_REWARD_DIR are set).", agent.VerifierLogs)
-		} else {
-			hint = fmt.Sprintf(" To grade as Harbor does: `bash %s/test.sh > %s/test-stdout.txt 2>&1; cat %s/reward.*`.", agent.TestsDir, agent.VerifierLogs, agent.VerifierLogs)
-		}
 	}
-	who := user
-	switch who {
-	case "":
-		who = "the container's own (the agent's)"
-	case "0":
-		who = "root"
-	}
-	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it: image %s, user %s, work dir %s%s.%s What you change stays in it; it is stopped again if it was stopped.\n",
-		trial, id, res.Image, who, res.WorkDir, added, hint)
-	if len(cmd) == 0 {
-		cmd = agent.ShellCommand()
-	}
-	stdio, raw := shellStdio(env)
-	restore := func() {}
-	if raw != nil {
-		restore = raw()
-	}
-	out, err := d.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, Env: execEnv, User: user, Workdir: res.WorkDir, Stdio: stdio})
-	restore()
-	if err != nil {
+	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it; what you change stays in it, and it is stopped again if it was stopped.\n", trial, id)
+	sh := &agent.Shell{Cmd: cmd, WithTests: verifier, TestsFlag: "--as verifier", Kept: true,
+		Say: func(p string) { fmt.Fprintln(env.stderr, p) }}
+	sh.Stdio, sh.Raw = shellStdio(env)
+	sess := &agent.Session{Engine: d, Trial: &suite.Trial{Task: task}, Container: id, Workdir: res.WorkDir, User: user,
+		Image: res.Image, ImageUser: image.User, Scratch: os.TempDir()}
+	if _, err := sh.Run(ctx, sess, ""); err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
 		return exitInfra, true
 	}
-	return out.ExitCode, true
+	return sh.ExitCode, true
 }

@@ -38,6 +38,9 @@ type Shell struct {
 	// Raw, when set, puts the person's terminal in raw mode for the
 	// shell; what it returns restores it.
 	Raw func() (restore func())
+	// Kept says the container is one a run kept (trial shell after
+	// --keep): it stays when the shell exits.
+	Kept bool
 	// Ran says the shell ran; ExitCode is its exit code.
 	Ran      bool
 	ExitCode int
@@ -188,7 +191,11 @@ func (sh *Shell) paragraph(s *Session, added []string) string {
 		flag = "--with-tests"
 	}
 	b.WriteString(gradeHint(s, sh.WithTests, flag))
-	b.WriteString(" Everything is removed when the shell exits.")
+	if sh.Kept {
+		b.WriteString(" The container stays when the shell exits.")
+	} else {
+		b.WriteString(" Everything is removed when the shell exits.")
+	}
 	return b.String()
 }
 
