@@ -71,9 +71,9 @@ func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(B
 		})
 	imgs.NoSubstitute = req.Config.NoSubstitute
 	if r.ImageIndex != "" {
-		imgs.Touch = func(ref string) {
+		imgs.Touch = func(img sandbox.Image) {
 			// A failure to record a use is not the build's.
-			_ = imagecache.Open(r.ImageIndex).Touch([]string{ref}, run, time.Now())
+			_ = imagecache.Open(r.ImageIndex).Touch([]imagecache.Touched{touched(img)}, run, time.Now())
 		}
 	}
 	perTask := make([][]BuildLine, len(req.Tasks))
@@ -125,7 +125,7 @@ func buildOne(ctx context.Context, imgs *images.Set, cfg suite.Config, t *tasks.
 		start := time.Now()
 		img, err := imgs.Engine().EnsureImage(ctx, trialnet.ServiceBuildSpec(t, svc, imgs.Map(), cfg.TimeoutMultiplier, log))
 		if err == nil && imgs.Touch != nil {
-			imgs.Touch(img.Ref)
+			imgs.Touch(img)
 		}
 		lines = append(lines, BuildLine{Task: t.ID + "/" + svc.Name, Ref: img.Ref, Bases: img.Bases,
 			Cached: err == nil && !img.Built, Duration: time.Since(start), Err: err, Log: log})

@@ -13,13 +13,24 @@ import (
 // touchImage records that the run used a task image (a build or a cache
 // hit) in the image index, for the image cache's least-recently-used
 // eviction. A failure is said, never the run's.
-func (s *runState) touchImage(ref string) {
-	if s.r.ImageIndex == "" || ref == "" {
+func (s *runState) touchImage(img sandbox.Image) {
+	if s.r.ImageIndex == "" || img.Ref == "" {
 		return
 	}
-	if err := imagecache.Open(s.r.ImageIndex).Touch([]string{ref}, s.runID, time.Now()); err != nil {
+	if err := imagecache.Open(s.r.ImageIndex).Touch([]imagecache.Touched{touched(img)}, s.runID, time.Now()); err != nil {
 		s.progress.line("image index: " + err.Error())
 	}
+}
+
+// touched is what the index records of a use of img: its own size too,
+// when the build measured it, so that listing the cache needs no disk
+// usage from the engine.
+func touched(img sandbox.Image) imagecache.Touched {
+	t := imagecache.Touched{Ref: img.Ref}
+	if img.Sized {
+		t.ID, t.Size = img.ID, img.OwnSize
+	}
+	return t
 }
 
 // enforceBudget evicts cached task images, least recently used first and
@@ -47,7 +58,7 @@ func (s *runState) enforceBudget(ctx context.Context, rec *results.RunRecord) {
 // as old as their build) for their last use.
 func PruneImages(ctx context.Context, store sandbox.ImageStore, indexDir string, p imagecache.Policy, now time.Time) (results.ImageBudget, error) {
 	sum := results.ImageBudget{Budget: p.MaxSize}
-	list, err := CachedImages(ctx, store, indexDir)
+	list, err := CachedImages(ctx, store, indexDir, false)
 	if err != nil {
 		return sum, err
 	}
@@ -55,7 +66,9 @@ func PruneImages(ctx context.Context, store sandbox.ImageStore, indexDir string,
 	for _, c := range list {
 		imgs = append(imgs, c.Image)
 	}
-	sum.Before = imagecache.Total(imgs)
+	// What is said to be cached is what the policy considered: the
+	// matched images alone.
+	sum.Before = imagecache.Total(imagecache.Select(imgs, p))
 	evict, _ := imagecache.Plan(imgs, p, now)
 	var removed []string
 	var firstErr error
@@ -89,29 +102,83 @@ type CachedImage struct {
 }
 
 // CachedImages lists the cached task images, one per tag, with their last
-// use from the index in indexDir.
-func CachedImages(ctx context.Context, store sandbox.ImageStore, indexDir string) ([]CachedImage, error) {
+// use and own size from the index in indexDir. The engine's disk usage
+// (seconds on a large engine) is asked for only when fresh, or when an
+// image's own size is neither in the listing nor in the index; the sizes
+// it gives are kept in the index. Index entries of images no longer on the
+// engine (removed by hand) are dropped.
+func CachedImages(ctx context.Context, store sandbox.ImageStore, indexDir string, fresh bool) ([]CachedImage, error) {
+	listed := time.Now()
 	list, err := store.TaskImages(ctx)
 	if err != nil {
 		return nil, err
 	}
 	uses := map[string]imagecache.Use{}
+	idx := imagecache.Open(indexDir)
 	if indexDir != "" {
-		if uses, err = imagecache.Open(indexDir).Read(); err != nil {
+		if uses, err = idx.Read(); err != nil {
 			return nil, err
 		}
 	}
+	missing := false
+	for i, img := range list {
+		if img.Size >= 0 && !fresh {
+			continue
+		}
+		list[i].Size = -1
+		for _, ref := range img.Refs {
+			if u := uses[ref]; u.SizeOf == img.ID && !fresh {
+				list[i].Size = u.Size
+			}
+		}
+		missing = missing || list[i].Size < 0
+	}
+	if missing {
+		sizes, err := store.TaskImageSizes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var record []imagecache.Touched
+		for i, img := range list {
+			if n, ok := sizes[img.ID]; ok && img.Size < 0 {
+				list[i].Size = n
+				for _, ref := range img.Refs {
+					record = append(record, imagecache.Touched{Ref: ref, ID: img.ID, Size: n})
+				}
+			}
+		}
+		if indexDir != "" && len(record) > 0 {
+			if err := idx.SetSizes(record); err != nil {
+				return nil, err
+			}
+		}
+	}
+	present := map[string]bool{}
 	var out []CachedImage
 	for _, img := range list {
-		for _, ref := range img.Refs {
-			c := CachedImage{Image: imagecache.Image{Ref: ref, Size: img.Size, LastUsed: img.Created, InUse: img.InUse},
+		size := max(img.Size, 0)
+		for i, ref := range img.Refs {
+			present[ref] = true
+			c := CachedImage{Image: imagecache.Image{Ref: ref, Size: size, LastUsed: img.Created, InUse: img.InUse, Retag: i > 0},
 				ID: img.ID, Created: img.Created}
-			if u, ok := uses[ref]; ok {
+			if u, ok := uses[ref]; ok && !u.LastUsed.IsZero() {
 				c.LastUsed, c.Runs, c.Used = u.LastUsed, u.Runs, true
 			}
 			out = append(out, c)
 			// An image with several tags is counted once.
-			img.Size = 0
+			size = 0
+		}
+	}
+	var stale []string
+	for ref, u := range uses {
+		// A use recorded after the listing is an image built since.
+		if !present[ref] && u.LastUsed.Before(listed) {
+			stale = append(stale, ref)
+		}
+	}
+	if indexDir != "" && len(stale) > 0 {
+		if err := idx.Forget(stale); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -178,6 +178,10 @@ type Image struct {
 	// Bases are the images the build starts from (the image map applied):
 	// its content tag depends on their IDs.
 	Bases []string
+	// OwnSize is the bytes of its own layers (its bases' not counted),
+	// when Sized: known for an image this call built.
+	OwnSize int64
+	Sized   bool
 }
 
 // ImageInfo is what flightdeck reads of an image's config.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/types/image"
 	"github.com/moby/moby/client"
 )
 
@@ -21,8 +20,10 @@ type CachedImage struct {
 	Refs []string // its tags (flightdeck/<task>:<digest16>)
 	// Size is the bytes of its own layers, those no other image on the
 	// engine shares (its base image's are not counted): what removing
-	// it frees.
+	// it frees. -1: not known from the listing (see TaskImageSizes).
 	Size    int64
+	// Total is the image's whole size, base layers included.
+	Total   int64
 	Created time.Time
 	// InUse: a container (running or not) is made from it; such an image
 	// is never pruned.
@@ -32,8 +33,13 @@ type CachedImage struct {
 // ImageStore lists, saves and loads the images flightdeck keeps: the
 // image cache's view of the engine.
 type ImageStore interface {
-	// TaskImages lists flightdeck's cached task images.
+	// TaskImages lists flightdeck's cached task images, from the image
+	// list alone: an image's own size is -1 where that list cannot tell
+	// it (an engine before API 1.42).
 	TaskImages(ctx context.Context) ([]CachedImage, error)
+	// TaskImageSizes is the own size of every task image, by image ID,
+	// from the engine's disk usage: seconds on a large engine.
+	TaskImageSizes(ctx context.Context) (map[string]int64, error)
 	// SaveImages writes the images refs name, with their layers, as one
 	// `docker save` tar stream.
 	SaveImages(ctx context.Context, refs []string, w io.Writer) error
@@ -52,7 +58,10 @@ type ImageStore interface {
 var _ ImageStore = (*Docker)(nil)
 
 // TaskImages lists flightdeck's cached task images, with whether a
-// container uses each.
+// container uses each. It never asks for the engine's disk usage (seconds
+// on a large engine, and one at a time): an engine before API 1.42 lists
+// no shared sizes, and their own size is then -1, for the caller to take
+// from its own records or from TaskImageSizes.
 func (d *Docker) TaskImages(ctx context.Context) ([]CachedImage, error) {
 	f := make(client.Filters).Add("label", LabelManaged+"=true").Add("label", LabelKind+"="+KindTaskImage)
 	list, err := d.api.ImageList(ctx, client.ImageListOptions{Filters: f, SharedSize: true})
@@ -63,40 +72,69 @@ func (d *Docker) TaskImages(ctx context.Context) ([]CachedImage, error) {
 	if err != nil {
 		return nil, engineErr("list containers", err)
 	}
-	shared := map[string]int64{}
-	for _, img := range list.Items {
-		shared[img.ID] = img.SharedSize
-	}
-	if slices.ContainsFunc(list.Items, func(s image.Summary) bool { return s.SharedSize < 0 }) {
-		// An engine before API 1.42 computes shared sizes only for its
-		// disk usage.
-		du, err := d.diskUsage(ctx)
-		if err != nil {
-			return nil, engineErr("read the engine's disk usage", err)
-		}
-		for _, img := range du.Images.Items {
-			if _, ok := shared[img.ID]; ok {
-				shared[img.ID] = img.SharedSize
-			}
-		}
-	}
 	used := map[string]bool{}
 	for _, c := range cs.Items {
 		used[c.ImageID] = true
 	}
 	var out []CachedImage
 	for _, img := range list.Items {
-		own := img.Size
-		if sh := shared[img.ID]; sh > 0 && sh <= own {
-			own -= sh
-		}
-		out = append(out, CachedImage{ID: img.ID, Refs: realTags(img.RepoTags), Size: own,
-			Created: time.Unix(img.Created, 0).UTC(), InUse: used[img.ID]})
+		out = append(out, CachedImage{ID: img.ID, Refs: realTags(img.RepoTags), Size: ownSize(img.Size, img.SharedSize),
+			Total: img.Size, Created: time.Unix(img.Created, 0).UTC(), InUse: used[img.ID]})
 	}
 	slices.SortFunc(out, func(a, b CachedImage) int {
 		return strings.Compare(strings.Join(a.Refs, ","), strings.Join(b.Refs, ","))
 	})
 	return out, nil
+}
+
+// ownSize is an image's size less what it shares with other images; -1
+// when shared is not known.
+func ownSize(size, shared int64) int64 {
+	switch {
+	case shared < 0:
+		return -1
+	case shared <= size:
+		return size - shared
+	}
+	return size
+}
+
+// TaskImageSizes is the own size of each task image, by ID, from the
+// engine's disk usage.
+func (d *Docker) TaskImageSizes(ctx context.Context) (map[string]int64, error) {
+	du, err := d.diskUsage(ctx)
+	if err != nil {
+		return nil, engineErr("read the engine's disk usage", err)
+	}
+	out := map[string]int64{}
+	for _, img := range du.Images.Items {
+		if img.Labels[LabelKind] == KindTaskImage {
+			out[img.ID] = ownSize(img.Size, img.SharedSize)
+		}
+	}
+	return out, nil
+}
+
+// builtSize is the own size of a task image just built: its size less
+// that of the base (among bases) whose layers it starts with. Several task
+// images on one base share only the base's layers, so this is what
+// removing it frees. -1 when it cannot be told.
+func (d *Docker) builtSize(ctx context.Context, ref string, bases []string) int64 {
+	img, err := d.api.ImageInspect(ctx, ref)
+	if err != nil {
+		return -1
+	}
+	var baseSize int64
+	for _, b := range bases {
+		bi, err := d.api.ImageInspect(ctx, b)
+		if err != nil || bi.Size < baseSize || len(bi.RootFS.Layers) > len(img.RootFS.Layers) {
+			continue
+		}
+		if slices.Equal(bi.RootFS.Layers, img.RootFS.Layers[:len(bi.RootFS.Layers)]) {
+			baseSize = bi.Size
+		}
+	}
+	return max(img.Size-baseSize, 0)
 }
 
 // diskUsage asks for the images' disk usage. The engine computes one at a

@@ -360,14 +360,14 @@ func tested(labels map[string]string, test string) map[string]string {
 	return labels
 }
 
-// Listing task images at once from several processes works: the engine
+// Measuring task images at once from several processes works: the engine
 // computes one disk usage at a time and refuses the others, which wait.
 func TestTaskImagesConcurrently(t *testing.T) {
 	d := newTestEngine(t)
 	errs := make(chan error, 3)
 	for range 3 {
 		go func() {
-			_, err := d.TaskImages(context.Background())
+			_, err := d.TaskImageSizes(context.Background())
 			errs <- err
 		}()
 	}

@@ -56,8 +56,9 @@ func openImageStore(ctx context.Context, env *cliEnv, name string) (*sandbox.Doc
 }
 
 func runImagesLs(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "images ls", "images ls [--json]", "flightdeck images ls")
+	fs := newFlags(env, "images ls", "images ls [--json] [--sizes]", "flightdeck images ls\n  flightdeck images ls --sizes")
 	asJSON := fs.Bool("json", false, "print the list as JSON")
+	fresh := fs.Bool("sizes", false, "measure every image's own size anew from the engine's disk usage (slow on a large engine); without it, sizes come from the image list and the image index")
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
@@ -70,7 +71,7 @@ func runImagesLs(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	list, err := runner.CachedImages(ctx, d, imageIndexDir())
+	list, err := runner.CachedImages(ctx, d, imageIndexDir(), *fresh)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images ls: %v\n", err)
 		return exitFindings
@@ -199,8 +200,12 @@ func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
 	for _, ref := range sum.Evicted {
 		fmt.Fprintf(env.stdout, "evicted %s\n", ref)
 	}
-	fmt.Fprintf(env.stdout, "images prune: evicted %d (%s); %s cached\n", len(sum.Evicted),
-		imagecache.HumanSize(sum.Freed), imagecache.HumanSize(sum.After))
+	of := ""
+	if *match != "" {
+		of = fmt.Sprintf(" in images matching %q", *match)
+	}
+	fmt.Fprintf(env.stdout, "images prune: evicted %d (%s); %s cached%s (own layers; base images not counted)\n", len(sum.Evicted),
+		imagecache.HumanSize(sum.Freed), imagecache.HumanSize(sum.After), of)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images prune: %v\n", err)
 		return exitFindings
@@ -404,9 +409,9 @@ func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "flightdeck images load: %s: %v\n", path, err)
 		return exitFindings
 	}
-	var refs []string
+	var refs []imagecache.Touched
 	for _, img := range m.Images {
-		refs = append(refs, img.Ref)
+		refs = append(refs, imagecache.Touched{Ref: img.Ref})
 	}
 	if dir := imageIndexDir(); dir != "" {
 		if err := imagecache.Open(dir).Touch(refs, "", time.Now()); err != nil {

@@ -35,8 +35,20 @@ const runsKept = 5
 
 // Use is what the index records of one image (by tag).
 type Use struct {
-	LastUsed time.Time `json:"last_used"`
+	LastUsed time.Time `json:"last_used,omitzero"`
 	Runs     []string  `json:"runs,omitempty"` // the last runs that used it, latest last
+	// SizeOf is the image ID whose own size (its layers less its base's)
+	// Size is: a figure for that image only, since a tag can move.
+	SizeOf string `json:"size_of,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+}
+
+// Touched is a use of an image: its tag and, when known, its ID and own
+// size.
+type Touched struct {
+	Ref  string
+	ID   string // "": no size known
+	Size int64
 }
 
 // Index is the index file of image uses.
@@ -77,11 +89,15 @@ func (x Index) Read() (map[string]Use, error) {
 	return uses, nil
 }
 
-// Touch records that run used the images refs now.
-func (x Index) Touch(refs []string, run string, now time.Time) error {
+// Touch records that run used the images now.
+func (x Index) Touch(imgs []Touched, run string, now time.Time) error {
 	return x.update(func(uses map[string]Use) {
-		for _, ref := range refs {
+		for _, img := range imgs {
+			ref := img.Ref
 			u := uses[ref]
+			if img.ID != "" {
+				u.SizeOf, u.Size = img.ID, img.Size
+			}
 			u.LastUsed = now.UTC()
 			if run != "" {
 				u.Runs = slices.DeleteFunc(u.Runs, func(r string) bool { return r == run })
@@ -91,6 +107,18 @@ func (x Index) Touch(refs []string, run string, now time.Time) error {
 				}
 			}
 			uses[ref] = u
+		}
+	})
+}
+
+// SetSizes records images' own sizes (by tag: ID and size) without a
+// use.
+func (x Index) SetSizes(sizes []Touched) error {
+	return x.update(func(uses map[string]Use) {
+		for _, s := range sizes {
+			u := uses[s.Ref]
+			u.SizeOf, u.Size = s.ID, s.Size
+			uses[s.Ref] = u
 		}
 	})
 }
@@ -139,6 +167,8 @@ type Image struct {
 	Size     int64
 	LastUsed time.Time // the index's, else when it was built
 	InUse    bool      // a container is made from it: never evicted
+	// Retag: another tag of an image whose size its first tag carries.
+	Retag bool
 }
 
 // Policy bounds the cache: MaxSize in bytes (0: none), OlderThan an age
@@ -155,7 +185,8 @@ type Policy struct {
 // unused for longer than OlderThan, then more until the rest fit in
 // MaxSize. An image in use is never picked, even when the rest cannot fit.
 // Images Match refuses are in neither list.
-// Sizes are each image's own layers (what removing it frees).
+// Sizes are each image's own layers (what removing it frees), an image
+// counting at least minCharge.
 func Plan(imgs []Image, p Policy, now time.Time) (evict, keep []Image) {
 	sorted := slices.Clone(imgs)
 	if p.Match != nil {
@@ -169,19 +200,46 @@ func Plan(imgs []Image, p Policy, now time.Time) (evict, keep []Image) {
 	})
 	var total int64
 	for _, i := range sorted {
-		total += i.Size
+		total += charged(i)
 	}
 	for _, i := range sorted {
 		old := p.OlderThan > 0 && now.Sub(i.LastUsed) > p.OlderThan
 		over := p.MaxSize > 0 && total > p.MaxSize
 		if !i.InUse && (old || over) {
 			evict = append(evict, i)
-			total -= i.Size
+			total -= charged(i)
 			continue
 		}
 		keep = append(keep, i)
 	}
 	return evict, keep
+}
+
+// minCharge is what a budget counts at least for an image: one whose
+// layers are all its base's still holds a config and a tag, so a budget
+// smaller than the images (--max-size 1B) evicts it rather than calling
+// it free.
+const minCharge = 1 << 10
+
+func charged(i Image) int64 {
+	if i.Retag {
+		return 0
+	}
+	return max(i.Size, minCharge)
+}
+
+// Select is the images p.Match accepts (all of them when it is nil).
+func Select(imgs []Image, p Policy) []Image {
+	if p.Match == nil {
+		return imgs
+	}
+	var out []Image
+	for _, i := range imgs {
+		if p.Match(i.Ref) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // Total is the images' summed size.

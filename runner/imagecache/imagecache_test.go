@@ -15,10 +15,10 @@ func TestPlan(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
 	imgs := []Image{
-		{Ref: "a", Size: 100, LastUsed: now.Add(-10 * day)},
-		{Ref: "b", Size: 100, LastUsed: now.Add(-1 * day)},
-		{Ref: "c", Size: 100, LastUsed: now.Add(-20 * day), InUse: true},
-		{Ref: "d", Size: 100, LastUsed: now},
+		{Ref: "a", Size: 100 << 10, LastUsed: now.Add(-10 * day)},
+		{Ref: "b", Size: 100 << 10, LastUsed: now.Add(-1 * day)},
+		{Ref: "c", Size: 100 << 10, LastUsed: now.Add(-20 * day), InUse: true},
+		{Ref: "d", Size: 100 << 10, LastUsed: now},
 	}
 	refs := func(is []Image) []string {
 		var out []string
@@ -33,16 +33,33 @@ func TestPlan(t *testing.T) {
 		evict, keep []string
 	}{
 		{"no bound", Policy{}, nil, []string{"c", "a", "b", "d"}},
-		{"fits", Policy{MaxSize: 400}, nil, []string{"c", "a", "b", "d"}},
-		{"least recently used first, never one in use", Policy{MaxSize: 250}, []string{"a", "b"}, []string{"c", "d"}},
-		{"in use kept even over the budget", Policy{MaxSize: 50}, []string{"a", "b", "d"}, []string{"c"}},
+		{"fits", Policy{MaxSize: 400 << 10}, nil, []string{"c", "a", "b", "d"}},
+		{"least recently used first, never one in use", Policy{MaxSize: 250 << 10}, []string{"a", "b"}, []string{"c", "d"}},
+		{"in use kept even over the budget", Policy{MaxSize: 50 << 10}, []string{"a", "b", "d"}, []string{"c"}},
 		{"older than", Policy{OlderThan: 5 * day}, []string{"a"}, []string{"c", "b", "d"}},
-		{"both", Policy{OlderThan: 5 * day, MaxSize: 200}, []string{"a", "b"}, []string{"c", "d"}},
-		{"only those matched count", Policy{MaxSize: 200, Match: func(r string) bool { return r != "a" }}, []string{"b"}, []string{"c", "d"}},
+		{"both", Policy{OlderThan: 5 * day, MaxSize: 200 << 10}, []string{"a", "b"}, []string{"c", "d"}},
+		{"only those matched count", Policy{MaxSize: 200 << 10, Match: func(r string) bool { return r != "a" }}, []string{"b"}, []string{"c", "d"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			evict, keep := Plan(imgs, tc.p, now)
+			assert.Equal(t, tc.evict, refs(evict))
+			assert.Equal(t, tc.keep, refs(keep))
+		})
+	}
+	// An image with no layers of its own is not free: a bound below what
+	// it holds evicts it.
+	zero := []Image{{Ref: "z", Size: 0, LastUsed: now}}
+	for _, tc := range []struct {
+		name        string
+		p           Policy
+		evict, keep []string
+	}{
+		{"0B image under 1B", Policy{MaxSize: 1}, []string{"z"}, nil},
+		{"0B image under 1MiB", Policy{MaxSize: 1 << 20}, nil, []string{"z"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evict, keep := Plan(zero, tc.p, now)
 			assert.Equal(t, tc.evict, refs(evict))
 			assert.Equal(t, tc.keep, refs(keep))
 		})
@@ -56,9 +73,9 @@ func TestIndexTouchForget(t *testing.T) {
 	assert.Empty(t, uses, "no file: an empty index")
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for i := 0; i < 7; i++ {
-		require.NoError(t, x.Touch([]string{"img:1"}, []string{"r0", "r1", "r2", "r3", "r4", "r5", "r1"}[i], t0.Add(time.Duration(i)*time.Hour)))
+		require.NoError(t, x.Touch([]Touched{{Ref: "img:1"}}, []string{"r0", "r1", "r2", "r3", "r4", "r5", "r1"}[i], t0.Add(time.Duration(i)*time.Hour)))
 	}
-	require.NoError(t, x.Touch([]string{"img:2"}, "r9", t0))
+	require.NoError(t, x.Touch([]Touched{{Ref: "img:2"}}, "r9", t0))
 	uses, err = x.Read()
 	require.NoError(t, err)
 	assert.Equal(t, t0.Add(6*time.Hour), uses["img:1"].LastUsed)
@@ -77,7 +94,7 @@ func TestIndexConcurrentTouch(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			assert.NoError(t, x.Touch([]string{"img:" + string(rune('a'+i))}, "r", time.Now()))
+			assert.NoError(t, x.Touch([]Touched{{Ref: "img:" + string(rune('a'+i))}}, "r", time.Now()))
 		}()
 	}
 	wg.Wait()

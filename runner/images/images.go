@@ -47,7 +47,7 @@ type Set struct {
 	NoSubstitute bool
 	report       func(line string)
 	// Touch records a use of an image; nil: none.
-	Touch func(ref string)
+	Touch func(img sandbox.Image)
 
 	mu        sync.Mutex
 	builds    map[string]*imageBuild // by task dir
@@ -78,7 +78,7 @@ func (s *Set) Get(ctx context.Context, t *tasks.Task) (sandbox.Image, string, er
 		s.mu.Unlock()
 		b.img, b.log, b.err = s.ensure(ctx, t)
 		if b.err == nil && s.Touch != nil {
-			s.Touch(b.img.Ref)
+			s.Touch(b.img)
 		}
 		if b.err != nil && (sandbox.IsEngineError(b.err) || ctx.Err() != nil) {
 			s.mu.Lock()

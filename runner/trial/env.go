@@ -55,9 +55,9 @@ type Reporter interface {
 
 // touch records a use of an image the trial built (a service's, a
 // separate verifier's, the egress gateway's) for the image cache.
-func (s *Env) touch(ref string) {
+func (s *Env) touch(img sandbox.Image) {
 	if s.Images != nil && s.Images.Touch != nil {
-		s.Images.Touch(ref)
+		s.Images.Touch(img)
 	}
 }
 

@@ -157,7 +157,7 @@ func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env task
 		return "", fmt.Errorf("the separate verifier's image: %w", err)
 	}
 	h.a.res.MappedImages = images.AddMapped(h.a.res.MappedImages, img.Mapped)
-	s.touch(img.Ref)
+	s.touch(img)
 	return img.Ref, nil
 }
 

@@ -226,7 +226,7 @@ func (n *Net) serviceImage(ctx context.Context, svc tasks.ComposeService) (strin
 	}
 	n.Mapped = images.AddMapped(n.Mapped, img.Mapped)
 	if s.Images.Touch != nil {
-		s.Images.Touch(img.Ref)
+		s.Images.Touch(img)
 	}
 	return img.Ref, nil
 }

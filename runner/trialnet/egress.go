@@ -69,7 +69,7 @@ func (n *Net) startEgress(ctx context.Context, network string, aliases []string,
 		return fmt.Errorf("the egress gateway's image: %w", err)
 	}
 	if s.Images.Touch != nil {
-		s.Images.Touch(img.Ref)
+		s.Images.Touch(img)
 	}
 	c, err := s.Engine.Start(ctx, sandbox.ContainerSpec{
 		Image: img.Ref, Name: "egress-" + s.TrialID, RunID: s.RunID, TrialID: s.TrialID, NetAdmin: true,
