@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -62,6 +63,17 @@ type Runner struct {
 	// after its agent phase, not graded (task shell).
 	Agent     agent.Agent
 	AgentOnly bool
+	// Log is the diagnostic log: retry decisions here, engine calls and
+	// cleanups in sandbox (nil: none).
+	Log *slog.Logger
+}
+
+// logger is r.Log, or one that discards.
+func (r *Runner) logger() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
 }
 
 // Request is one run to make.
@@ -470,9 +482,14 @@ func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 			s.progress.interrupted(t)
 			return
 		}
-		if res.Outcome != grader.OutcomeInfraError || try > s.cfg.Retries {
+		if res.Outcome != grader.OutcomeInfraError {
 			break
 		}
+		if try > s.cfg.Retries {
+			s.r.logger().Info("retry: no more tries", "trial", t.ID, "try", try, "retries", s.cfg.Retries, "err", res.Error)
+			break
+		}
+		s.r.logger().Info("retry: an infrastructure error is tried again", "trial", t.ID, "try", try, "err", res.Error)
 		s.progress.retry(t, res.Error)
 	}
 	results.ApplyRewardKey(res, s.cfg.RewardKey, filepath.Join(s.dir, t.ID, grader.RewardDir))

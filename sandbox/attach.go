@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
@@ -28,11 +29,14 @@ func (d *Docker) execAttached(ctx context.Context, containerID string, spec Exec
 	if err != nil {
 		return -1, containerErr(what, err)
 	}
+	started := time.Now()
 	att, err := d.api.ExecAttach(ctx, created.ID, client.ExecAttachOptions{TTY: st.TTY, ConsoleSize: opts.ConsoleSize})
 	if err != nil {
+		d.logStream(created.ID, started, err)
 		return -1, containerErr(what, err)
 	}
 	defer att.Close()
+	defer func() { d.logStream(created.ID, started, nil) }()
 	if st.In != nil {
 		// The copy may outlive the exec, blocked on a terminal's read:
 		// the process is about to end then, and the read with it.

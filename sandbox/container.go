@@ -230,8 +230,10 @@ func (d *Docker) Remove(ctx context.Context, containerID string) error {
 	defer cancel()
 	_, err := d.api.ContainerRemove(cctx, containerID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !cerrdefs.IsNotFound(err) && !removalInProgress(err) {
+		d.logger().Info("cleanup: container not removed", "container", short(containerID), "err", err)
 		return engineErr("remove container "+short(containerID), err)
 	}
+	d.logger().Debug("cleanup: container removed", "container", short(containerID))
 	return nil
 }
 

@@ -3,10 +3,12 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/moby/moby/client"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 )
 
 // Docker is the Engine backed by a Docker engine's API. Make one with New;
@@ -38,6 +40,10 @@ type Options struct {
 	// orphan reaping to such objects. Default: $FLIGHTDECK_TEST. Task
 	// images are a shared cache and carry no test label.
 	Test string
+	// Log is the diagnostic log: every engine call, at debug level, with
+	// its duration and outcome; cleanups and what they could not remove.
+	// Nil: none.
+	Log *slog.Logger
 }
 
 var _ Engine = (*Docker)(nil)
@@ -68,7 +74,14 @@ func NewWithOptions(ctx context.Context, opts Options) (*Docker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v (set DOCKER_HOST to a running engine's address)", ErrEngineUnavailable, err)
 	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
 	clientOpts := []client.Opt{client.WithHost(ep.Host), client.WithAPIVersionFromEnv()}
+	if opts.Log.Enabled(ctx, slog.LevelDebug) {
+		clientOpts = append(clientOpts, client.WithTraceProvider(callTracing{log: opts.Log}),
+			client.WithTraceOptions(otelhttp.WithSpanNameFormatter(callName)))
+	}
 	if ep.TLSCA != "" || ep.TLSCert != "" {
 		clientOpts = append(clientOpts, client.WithTLSClientConfig(ep.TLSCA, ep.TLSCert, ep.TLSKey))
 	} else if ep.FromEnv {
@@ -86,6 +99,14 @@ func NewWithOptions(ctx context.Context, opts Options) (*Docker, error) {
 	}
 	hostname, _ := os.Hostname()
 	return &Docker{api: api, endpoint: ep, host: hostname, pid: os.Getpid(), opts: opts}, nil
+}
+
+// logger is the diagnostic log (a discarding one when none was given).
+func (d *Docker) logger() *slog.Logger {
+	if d.opts.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.opts.Log
 }
 
 // Close releases the client's connections. Containers are not touched.

@@ -65,11 +65,14 @@ func (d *Docker) runExec(ctx context.Context, containerID string, opts client.Ex
 	if err != nil {
 		return -1, false, containerErr(what, err)
 	}
+	started := time.Now()
 	att, err := d.api.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
 	if err != nil {
+		d.logStream(created.ID, started, err)
 		return -1, false, containerErr(what, err)
 	}
 	defer att.Close()
+	defer func() { d.logStream(created.ID, started, err) }()
 
 	copied := make(chan error, 1)
 	go func() {

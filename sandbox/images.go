@@ -21,7 +21,7 @@ type CachedImage struct {
 	// Size is the bytes of its own layers, those no other image on the
 	// engine shares (its base image's are not counted): what removing
 	// it frees. -1: not known from the listing (see TaskImageSizes).
-	Size    int64
+	Size int64
 	// Total is the image's whole size, base layers included.
 	Total   int64
 	Created time.Time

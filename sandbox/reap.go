@@ -29,7 +29,15 @@ func (d *Docker) Reap(ctx context.Context, opts ReapOptions) (Reaped, error) {
 	r.images(ctx)
 	r.volumes(ctx)
 	r.networks(ctx)
-	return r.out, errors.Join(r.errs...)
+	err := errors.Join(r.errs...)
+	log := d.logger().With("run", opts.RunID, "containers", r.out.Containers, "images", r.out.Images,
+		"networks", r.out.Networks, "volumes", r.out.Volumes)
+	if err != nil {
+		log.Info("cleanup: reap left objects behind", "err", err)
+	} else {
+		log.Debug("cleanup: reaped")
+	}
+	return r.out, err
 }
 
 type reaper struct {

@@ -25,7 +25,7 @@ func runGC(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "flightdeck: gc takes no arguments, got %q (see flightdeck gc --help)\n", fs.Args())
 		return exitUsage
 	}
-	eng, err := sandbox.New(ctx)
+	eng, err := sandbox.NewWithOptions(ctx, sandbox.Options{Log: env.log})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck gc: %v\n", err)
 		return exitInfra

@@ -47,7 +47,7 @@ func imageIndexDir() string {
 // openImageStore connects to the engine for the images commands; an
 // engine that does not answer is the infrastructure's failure (exitInfra).
 func openImageStore(ctx context.Context, env *cliEnv, name string) (*sandbox.Docker, bool) {
-	d, err := sandbox.New(ctx)
+	d, err := sandbox.NewWithOptions(ctx, sandbox.Options{Log: env.log})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
 		return nil, false
@@ -259,7 +259,7 @@ func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 	var opened []*sandbox.Docker
 	r := &runner.Runner{
 		Open: func(ctx context.Context) (sandbox.Engine, error) {
-			d, err := sandbox.NewWithOptions(ctx, sandbox.Options{ProbeDir: results})
+			d, err := sandbox.NewWithOptions(ctx, sandbox.Options{ProbeDir: results, Log: env.log})
 			if err != nil {
 				return nil, err
 			}
@@ -267,7 +267,7 @@ func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 			return d, nil
 		},
 		Progress: env.stderr, Version: version, ImageIndex: imageIndexDir(),
-		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()}, Hurry: env.hurry,
+		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()}, Hurry: env.hurry, Log: env.log,
 	}
 	return r, func() {
 		for _, d := range opened {

@@ -3,6 +3,7 @@ package main
 
 import (
 	"errors"
+	"log/slog"
 
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/sirupsen/logrus"
@@ -49,6 +50,8 @@ type cliEnv struct {
 	// cleanup may cut short what it waits for, but must still remove what
 	// it made and leave nothing unmasked. Nil: never.
 	hurry <-chan struct{}
+	// log is the diagnostic log (FLIGHTDECK_LOG); nil: none.
+	log *slog.Logger
 }
 
 func commands() []command {
@@ -76,7 +79,15 @@ func main() {
 	logrus.SetOutput(io.Discard)
 	cwd, _ := os.Getwd()
 	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, cwd: cwd, hurry: hurry.Done()}
+	log, closeLog, err := diagnosticLog(os.Getenv, cwd, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "flightdeck: %v\n", err)
+		release()
+		os.Exit(exitUsage)
+	}
+	env.log = log
 	code := dispatch(ctx, env, os.Args[1:])
+	closeLog()
 	release()
 	if in.interrupted() {
 		// Whatever the command made of it (a run that could not start

@@ -256,7 +256,7 @@ func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 // native task starts none; a gc may have removed it).
 // The container is left as it was found: stopped again if it was stopped.
 func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *results.Result, verifier bool, cmd []string) (int, bool) {
-	d, err := sandbox.New(ctx)
+	d, err := sandbox.NewWithOptions(ctx, sandbox.Options{Log: env.log})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
 		return exitInfra, true

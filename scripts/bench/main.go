@@ -31,6 +31,7 @@ type plan struct {
 	startupReps              int
 	profileTrials            int
 	imageReps                int
+	lsImages, lsReps         int // task images made for `images ls`, and its repetitions
 	digestSize               int64
 	digestReps               int
 	jobsTrials, jobsReps     int
@@ -41,14 +42,14 @@ type plan struct {
 
 // fullPlan keeps the whole bench near ten minutes on two cores.
 var fullPlan = plan{
-	rounds: 12, attempts: 2, composeRounds: 5, startupReps: 3, profileTrials: 10, imageReps: 5,
+	rounds: 12, attempts: 2, composeRounds: 5, startupReps: 3, profileTrials: 10, imageReps: 5, lsImages: 100, lsReps: 7,
 	digestSize: 200 << 20, digestReps: 5,
 	jobsTrials: 20, jobsReps: 5, jobsLevels: []int{1, 2, 4}, cachedReps: 7,
 	memoryTrials: 200, memoryJobs: 4,
 }
 
 var quickPlan = plan{
-	rounds: 4, attempts: 2, composeRounds: 2, startupReps: 1, profileTrials: 5, imageReps: 2,
+	rounds: 4, attempts: 2, composeRounds: 2, startupReps: 1, profileTrials: 5, imageReps: 2, lsImages: 100, lsReps: 3,
 	digestSize: 200 << 20, digestReps: 2,
 	jobsTrials: 20, jobsReps: 1, jobsLevels: []int{1, 2, 4}, cachedReps: 3,
 	memoryTrials: 200, memoryJobs: 4,
@@ -153,6 +154,9 @@ func run(ctx context.Context, p plan, quick bool, out, bin, profiles string) (er
 		return err
 	}
 	if rep.image, err = b.imageCache(ctx, p.imageReps); err != nil {
+		return err
+	}
+	if rep.imagesLs, err = b.imagesList(ctx, p.lsImages, p.lsReps); err != nil {
 		return err
 	}
 	if rep.digest, err = b.digestThroughput(ctx, p.digestSize, p.digestReps); err != nil {

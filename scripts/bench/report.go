@@ -35,6 +35,7 @@ type report struct {
 	profile       *trialProfile
 	startup       *startupFigures
 	image         *imageFigures
+	imagesLs      *imagesLsFigures
 	digest        *digestFigures
 	jobs          *jobsFigures
 	memory        *memoryFigures
@@ -148,6 +149,9 @@ func (r *report) targets() []target {
 	if r.compose != nil {
 		out = append(out, r.compose.target())
 	}
+	if r.imagesLs != nil {
+		out = append(out, r.imagesLs.targets()...)
+	}
 	return out
 }
 
@@ -235,6 +239,9 @@ func (r *report) markdown() string {
 	r.writeStartup(w)
 	r.writeCached(w)
 	r.writeImage(w)
+	if r.imagesLs != nil {
+		r.imagesLs.markdown(w)
+	}
 	r.writeDigest(w)
 	r.writeJobs(w)
 	r.writeMemory(w)
