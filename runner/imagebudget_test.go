@@ -20,7 +20,7 @@ import (
 type fakeImageStore struct {
 	imgs    []sandbox.CachedImage
 	removed []string
-	fail    string // a ref whose removal fails
+	fail    string           // a ref whose removal fails
 	sizes   map[string]int64 // the disk usage's own sizes, by ID
 	dfCalls int
 }
