@@ -54,6 +54,9 @@ func findRun(env *cliEnv, cmd, flag, id string) (string, error) {
 			cmd, id, found[0].describe(env.cwd), shellWord(shown(env.cwd, found[0].dir)))
 		return dir, nil
 	case 0:
+		if err := results.NotARun(id); err != nil {
+			return "", err
+		}
 		msg := fmt.Sprintf("no run %s in %s (run.json not found)", id, shown(env.cwd, first))
 		if len(searched) > 0 {
 			msg += ", nor in " + places(env.cwd, searched)

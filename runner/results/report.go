@@ -51,7 +51,39 @@ func RunDir(resultsDir, runID string) (string, error) {
 	if _, err := os.Stat(filepath.Join(runID, RunFile)); err == nil {
 		return filepath.Abs(runID)
 	}
+	if err := NotARun(runID); err != nil {
+		return "", err
+	}
 	return "", suite.UsageErrorf("no run %s in %s (run.json not found)", runID, resultsDir)
+}
+
+// NotARun is the error for a results dir named where a run is wanted (a
+// newcomer's `report results`): it says what to type instead. nil when
+// dir holds no run.
+func NotARun(dir string) error {
+	runs := runsIn(dir)
+	if len(runs) == 0 {
+		return nil
+	}
+	latest := runs[len(runs)-1]
+	return suite.UsageErrorf("%s is a results dir, not a run: it holds %d run(s), the latest %s; name one: %s --results %s",
+		dir, len(runs), latest, latest, dir)
+}
+
+// runsIn lists the runs a results dir holds (dirs with a run.json), by
+// name: run ids sort by their start time.
+func runsIn(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var runs []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), RunFile)); e.IsDir() && err == nil {
+			runs = append(runs, e.Name())
+		}
+	}
+	return runs
 }
 
 // LoadReport reads a run's record and results.
@@ -118,13 +150,7 @@ func WriteReport(w io.Writer, rep *Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "task\tvariant\tattempt\toutcome\tclass\treward\tspecs")
 	for _, t := range rep.Trials {
-		reward := "-"
-		if t.Reward != nil {
-			reward = fmt.Sprintf("%.3g", *t.Reward)
-		}
-		if keys := rewardsText(t.Rewards); keys != "" {
-			reward += " " + keys
-		}
+		reward := rewardCell(t.Reward, t.Rewards)
 		outcome := string(t.Outcome)
 		if t.Cached {
 			outcome += " (cached)"

@@ -49,6 +49,35 @@ func ApplyRewardKey(r *Result, key, rewardDir string) {
 	r.OutcomeClass = grader.TrialOutcome(r.Outcome, &got, r.Specs)
 }
 
+// rewardCell is a reward as a table shows it: the reward, then a count
+// the file carries as passed and total, "(3/4)", then any other key; no
+// key is said twice.
+func rewardCell(reward *float64, m map[string]float64) string {
+	s := "-"
+	if reward != nil {
+		s = fmt.Sprintf("%.3g", *reward)
+	}
+	rest := maps.Clone(m)
+	if reward != nil && rest["reward"] == *reward {
+		delete(rest, "reward")
+	}
+	p, okP := rest["passed"]
+	t, okT := rest["total"]
+	if okP && okT && t > 0 && p == float64(int64(p)) && t == float64(int64(t)) {
+		s += fmt.Sprintf(" (%d/%d)", int64(p), int64(t))
+		delete(rest, "passed")
+		delete(rest, "total")
+	}
+	if len(rest) == 0 {
+		return s
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(rest)) {
+		parts = append(parts, fmt.Sprintf("%s=%.3g", k, rest[k]))
+	}
+	return s + " [" + strings.Join(parts, " ") + "]"
+}
+
 // rewardsText shows every key of a reward file, "[a=1 b=0.5]"; "" when the
 // only key is reward (reward.txt, or {"reward": v}), which the reward shows.
 func rewardsText(m map[string]float64) string {

@@ -84,11 +84,8 @@ func cellText(ts []TrialSummary) string {
 	case 1:
 		t := ts[0]
 		s := string(t.Outcome)
-		if t.Reward != nil {
-			s += fmt.Sprintf(" %.3g", *t.Reward)
-		}
-		if keys := rewardsText(t.Rewards); keys != "" {
-			s += " " + keys
+		if t.Reward != nil || len(t.Rewards) > 0 {
+			s += " " + rewardCell(t.Reward, t.Rewards)
 		}
 		if t.Tamper > 0 {
 			s += " (tamper)"
