@@ -54,7 +54,7 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 base-image:
-	bash scripts/base-image.sh
+	bash sandbox/base-image.sh
 
 bench: build base-image
 	$(GO) run ./scripts/bench

@@ -88,6 +88,29 @@ const (
 	SpecNeedsInput SpecOutcome = "needs_input"
 )
 
+// Meaning says what an outcome class means, for a legend beside it.
+func (c SpecOutcome) Meaning() string {
+	switch c {
+	case SpecPassed:
+		return "the grade resolved (reward 1) and every spec passed"
+	case SpecProduct:
+		return "the product failed: the grade did not resolve (reward below 1)"
+	case SpecWorkflowViolation:
+		return "the grade resolved, but a workflow spec failed"
+	case SpecUnavailable:
+		return "no verdict: no reward was read, or a spec has no verdict yet; never counts as passed"
+	case SpecInfraError:
+		return "the infrastructure failed; left out of rates"
+	case SpecRefused:
+		return "the task cannot run here; left out of rates"
+	case SpecTaskError:
+		return "the task's own defect; left out of rates"
+	case SpecNeedsInput:
+		return "the agent asked what the task does not answer; left out of rates"
+	}
+	return ""
+}
+
 // TrialOutcome classifies a trial for comparisons. The rules apply in order:
 //
 //  1. outcome infra_error → infra_error, task_error → task_error, refused →

@@ -70,6 +70,7 @@ func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(B
 			fmt.Fprintln(r.Progress, line)
 		})
 	imgs.NoSubstitute = req.Config.NoSubstitute
+	imgs.SuiteFile = suite.FromFile(req.Config.SuiteFile)
 	if r.ImageIndex != "" {
 		imgs.Touch = func(img sandbox.Image) {
 			// A failure to record a use is not the build's.

@@ -109,12 +109,12 @@ func cliInputs(task string, imageMap map[string]string) (string, error) {
 		}
 		fmt.Fprintf(h, "solution %s\n", digest)
 	}
-	for _, f := range []string{"cli-reference.sh", "base-image.sh"} {
-		data, err := os.ReadFile(filepath.Join("..", "scripts", f))
+	for _, f := range []string{"scripts/cli-reference.sh", "sandbox/base-image.sh"} {
+		data, err := os.ReadFile(filepath.Join("..", f))
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s %x\n", f, sha256.Sum256(data))
+		fmt.Fprintf(h, "%s %x\n", filepath.Base(f), sha256.Sum256(data))
 	}
 	for _, k := range slices.Sorted(maps.Keys(imageMap)) {
 		fmt.Fprintf(h, "image %s=%s\n", k, imageMap[k])

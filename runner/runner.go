@@ -399,6 +399,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		return err
 	}
 	s.images = images.New(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
+	s.images.SuiteFile = suite.FromFile(s.cfg.SuiteFile)
 	s.images.NoSubstitute = s.cfg.NoSubstitute
 	s.images.Touch = s.touchImage
 	s.trials = &trial.Env{

@@ -74,7 +74,7 @@ func commandLineSuite(opts suite.Options) *suite.Suite {
 		name = filepath.Base(filepath.Clean(hostpath.Abs(opts.Cwd, opts.Path[0])))
 	}
 	s := &suite.Suite{
-		Name: text.FileName(name), Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "(command line)"),
+		Name: text.FileName(name), Dir: opts.Cwd, File: filepath.Join(opts.Cwd, suite.CommandLine),
 		Attempts: 1, Retries: 1, TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1},
 		Results: suite.DefaultResultsDir(opts.Cwd),
 	}

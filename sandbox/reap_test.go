@@ -262,7 +262,7 @@ func TestBaseImageScriptDoesNothingWhenPresent(t *testing.T) {
 	requireBaseImage(t, d)
 	before, err := d.InspectImage(context.Background(), baseImage)
 	require.NoError(t, err)
-	out, err := exec.Command("bash", "../scripts/base-image.sh").CombinedOutput()
+	out, err := exec.Command("bash", "base-image.sh").CombinedOutput()
 	require.NoError(t, err, string(out))
 	assert.Equal(t, "base image "+baseImage+" is present\n", string(out))
 	after, err := d.InspectImage(context.Background(), baseImage)

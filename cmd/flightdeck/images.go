@@ -30,6 +30,7 @@ func runImages(ctx context.Context, env *cliEnv, args []string) int {
 		{"prune", "evict cached task images, least recently used first: --max-size, --older-than", runImagesPrune},
 		{"save", "write the task images of a suite or dataset (and their bases) into one bundle", runImagesSave},
 		{"load", "load a bundle that images save wrote, and check it", runImagesLoad},
+		{"base", "build the offline base image (" + images.Fallback + ") that stands in for a missing official image", runImagesBase},
 	}
 	return group{name: "flightdeck images", word: "subcommand", subs: subs,
 		usage: subcommandUsage("flightdeck images SUBCOMMAND [flags]", subs)}.dispatch(ctx, env, args)
@@ -419,5 +420,21 @@ func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	fmt.Fprintf(env.stdout, "images load: %d task images and %d base images loaded and checked\n", len(m.Images), len(m.Bases))
+	return exitOK
+}
+
+func runImagesBase(ctx context.Context, env *cliEnv, args []string) int {
+	fs := newFlags(env, "images base", "images base", "flightdeck images base")
+	if code, done := parseFlags(fs, env, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "flightdeck images base: takes no arguments, got %q\n", fs.Args())
+		return exitUsage
+	}
+	if err := sandbox.BuildBaseImage(ctx, env.stderr); err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck images base: %v\n", err)
+		return exitInfra
+	}
 	return exitOK
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	itext "github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
 // File is the report's name in a run's directory.
@@ -61,9 +62,10 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return *p
 	},
-	"reward":  rewardText,
-	"seconds": func(f float64) string { return fmt.Sprintf("%.1fs", f) },
-	"when":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"reward":    rewardText,
+	"suiteFile": suite.FromFile,
+	"seconds":   func(f float64) string { return fmt.Sprintf("%.1fs", f) },
+	"when":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 	"diffline": func(line string) string {
 		switch {
 		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"), strings.HasPrefix(line, "diff "):
@@ -383,9 +385,9 @@ func pct(p *float64) string {
 func rewardText(r *results.Result) string {
 	if r.Reward == nil {
 		if r.RewardError != nil {
-			return "no reward (" + r.RewardError.Kind + ")"
+			return "none (" + r.RewardError.Kind + ")"
 		}
-		return "no reward"
+		return "none"
 	}
 	s := fmt.Sprintf("%.3g", *r.Reward)
 	if len(r.Rewards) > 1 {

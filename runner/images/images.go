@@ -34,7 +34,8 @@ const Fallback = "flightdeck/base:bookworm"
 
 // ErrNoStandIn: an image is missing and so is Fallback, which would
 // stand in for it: the machine's setup, not the task's defect.
-var ErrNoStandIn = errors.New("the offline base image " + Fallback + " is missing too: run `make base-image` (or map the image: --image-map, images: in the suite)")
+var ErrNoStandIn = errors.New("the offline base image " + Fallback + " is missing too: build it with `flightdeck images base` " +
+	"(about a minute; needs debootstrap, which it installs, and root or sudo), or map the image with --image-map FROM=TO")
 
 // Set gets each task's image once per run, however many trials need
 // it at once, applying the image map and the fallback.
@@ -45,6 +46,9 @@ type Set struct {
 	mult     float64 // build timeout multiplier
 	// NoSubstitute forbids Fallback standing in for a missing image.
 	NoSubstitute bool
+	// SuiteFile: the run has a suite file, whose images: can map an
+	// image; messages name it beside --image-map only then.
+	SuiteFile bool
 	report       func(line string)
 	// Touch records a use of an image; nil: none.
 	Touch func(img sandbox.Image)
@@ -235,9 +239,19 @@ func (s *Set) StandInFor(ctx context.Context, bases []string, where func(base st
 		}
 		s.fallbacks[ref] = Fallback
 		s.report(fmt.Sprintf("%s is not present and cannot be pulled; using %s in its place: verdicts hold for %s, not for %s "+
-			"(--no-substitute forbids this; --image-map or images: in the suite chooses another image)", ref, Fallback, Fallback, ref))
+			"(--no-substitute forbids this; %s chooses another image)", ref, Fallback, Fallback, ref, s.mapHint(ref)))
 	}
 	return true, nil
+}
+
+// mapHint says how to map ref to another image in this run: with
+// --image-map, and with the suite's images: where there is a suite file.
+func (s *Set) mapHint(ref string) string {
+	h := "--image-map " + ref + "=IMAGE"
+	if s.SuiteFile {
+		h += " (or images: in the suite file)"
+	}
+	return h
 }
 
 // standIn says why Fallback may not stand in for ref, a missing image
@@ -257,7 +271,7 @@ func (s *Set) standIn(where, base, ref string, mapped bool) error {
 		return defect(fmt.Errorf("%s: %s is not on this engine: build or load %s, or map %s to an image the engine has", where, what, ref, base))
 	case !sandbox.IsOfficialImage(ref):
 		return defect(fmt.Errorf("%s: the image is not on this engine and cannot be pulled, and only Docker Hub's official images "+
-			"(python, debian, ...) get a stand-in: load it, or map it: --image-map %s=IMAGE (or images: in the suite)", where, ref))
+			"(python, debian, ...) get a stand-in: load it, or map it: %s", where, s.mapHint(ref)))
 	}
 	return nil
 }

@@ -88,13 +88,18 @@ func TestImagesSubstitutionRule(t *testing.T) {
 		image        string
 		imageMap     map[string]string
 		noSubstitute bool
+		suiteFile    bool
 		wantErr      string // "" : the fallback stands in
+		notInErr     string
 	}{
 		{name: "an official image", image: "python:3.12-slim"},
 		{name: "an official image in full", image: "docker.io/library/debian:bookworm"},
 		{name: "another registry", image: "ghcr.io/nosuchorg/nosuchimage:1.0",
 			wantErr: `[environment].docker_image = "ghcr.io/nosuchorg/nosuchimage:1.0": the image is not on this engine and cannot be pulled, and only Docker Hub's official images`},
-		{name: "an organisation", image: "nosuchorg/img:1", wantErr: "--image-map nosuchorg/img:1=IMAGE"},
+		{name: "an organisation, run from the command line (task verify, --path)", image: "nosuchorg/img:1",
+			wantErr: "map it: --image-map nosuchorg/img:1=IMAGE", notInErr: "suite"},
+		{name: "an organisation, run from a suite file", image: "nosuchorg/img:1", suiteFile: true,
+			wantErr: "map it: --image-map nosuchorg/img:1=IMAGE (or images: in the suite file)"},
 		{name: "substitution off", image: "python:3.12-slim", noSubstitute: true, wantErr: "substitution is off (--no-substitute)"},
 		{name: "mapped to a missing image", image: "python:3.12-slim", imageMap: map[string]string{"python:3.12-slim": "mine/py:1"},
 			wantErr: "python:3.12-slim (mapped to mine/py:1 by the image map) is not on this engine"},
@@ -105,6 +110,7 @@ func TestImagesSubstitutionRule(t *testing.T) {
 			var notes []string
 			imgs := New(offlineEngine(t, nil), tc.imageMap, filepath.Join(t.TempDir(), "builds"), 1, func(l string) { notes = append(notes, l) })
 			imgs.NoSubstitute = tc.noSubstitute
+			imgs.SuiteFile = tc.suiteFile
 			img, _, err := imgs.Get(context.Background(), task)
 			if tc.wantErr == "" {
 				require.NoError(t, err)
@@ -115,6 +121,9 @@ func TestImagesSubstitutionRule(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.wantErr)
+			if tc.notInErr != "" {
+				assert.NotContains(t, err.Error(), tc.notInErr)
+			}
 			var d *Defect
 			assert.ErrorAs(t, err, &d, "the task's defect")
 			assert.Empty(t, notes, "nothing stood in")

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -170,6 +171,7 @@ func WriteReport(w io.Writer, rep *Report) {
 			pct(v.PassRate), num(v.MeanReward), strings.Join(classes, " "))
 	}
 	tw.Flush()
+	writeClassLegend(w, rep)
 	writeKeyMeans(w, rep.Variants)
 	writeRefused(w, rep.Refused)
 	if len(rep.Missing) > 0 {
@@ -300,4 +302,27 @@ func LoadResults(dir string) (*RunRecord, []*Result, error) {
 	}
 	rs, _, _ := readResults(dir, rec)
 	return rec, rs, nil
+}
+
+// writeClassLegend says what each outcome class in the report means, the
+// specification's names kept.
+func writeClassLegend(w io.Writer, rep *Report) {
+	seen := map[grader.SpecOutcome]bool{}
+	var order []grader.SpecOutcome
+	for _, t := range rep.Trials {
+		if c := t.OutcomeClass; c != "" && !seen[c] {
+			seen[c] = true
+			order = append(order, c)
+		}
+	}
+	if len(order) == 0 {
+		return
+	}
+	slices.Sort(order)
+	fmt.Fprintln(w, "\nclasses:")
+	for _, c := range order {
+		if m := c.Meaning(); m != "" {
+			fmt.Fprintf(w, "  %s: %s\n", c, m)
+		}
+	}
 }

@@ -16,6 +16,15 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// CommandLine is the file name of a suite made from the command line
+// (--path, task verify): in messages, "<cwd>/(command line):".
+const CommandLine = "(command line)"
+
+// FromFile reports whether a suite file names a real file, where a
+// suite's keys (images:, say) can be set; not one made from the command
+// line.
+func FromFile(file string) bool { return file != "" && filepath.Base(file) != CommandLine }
+
 // DefaultSuiteFile is the suite `flightdeck run` reads when given none.
 const DefaultSuiteFile = "local.yaml"
 

@@ -153,7 +153,7 @@ func renderSuiteYAML(s *Suite, withSpecs bool) string {
 # Workflow specs in specs/ apply to treatment only, as ai-dlc judged them.
 #
 # The tasks build FROM ai-dlc's digest-pinned Python image. With no registry,
-# map it to the offline base image (make base-image):
+# map it to the offline base image (flightdeck images base builds it):
 `)
 	fmt.Fprintf(&b, "#   images: {%q: flightdeck/base:bookworm}\n", Image)
 	fmt.Fprintf(&b, "name: %s\n", yamlString(s.ID))
