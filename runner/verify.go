@@ -198,7 +198,8 @@ func scanImage(ctx context.Context, eng sandbox.Engine, runID, image string, siz
 	}
 	if res.ExitCode != 0 || res.TimedOut {
 		msg, _ := os.ReadFile(filepath.Join(dir, "err"))
-		return nil, fmt.Errorf("find | sha256sum in the image: exit %d: %s", res.ExitCode, text.LastLines(string(msg), 3))
+		return nil, fmt.Errorf("the scan of the image for copies of tests/ and solution/ files (find and sha256sum, as root) failed with exit code %d: %s",
+			res.ExitCode, text.LastLines(string(msg), 3))
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {

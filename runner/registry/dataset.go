@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,8 +86,13 @@ func DatasetTaskDirs(p string) ([]string, error) {
 		return out, nil
 	}
 	fi, err := os.Stat(p)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, errors.New("no such directory")
+	case errors.Is(err, fs.ErrPermission):
+		return nil, errors.New("cannot be read: permission denied (a directory on the way lacks read or search permission for this user)")
+	case err != nil:
+		return nil, fmt.Errorf("cannot be read: %w", err)
 	}
 	if !fi.IsDir() {
 		return nil, errors.New("not a directory (want a task dir or a dataset dir)")
