@@ -63,7 +63,7 @@ func commands() []command {
 		{"merge", "join the runs of a run's shards (run --shard K/N) into one run", runMerge},
 		{"spec", "record a person's verdict on a pending spec", runSpec},
 		{"build", "build every task image of a suite or dataset, in parallel", runBuild},
-		{"images", "list, prune, save and load the cached task images", runImages},
+		{"images", "list, prune, save and load the cached task images; build the offline base image", runImages},
 		{"gc", "remove flightdeck's leftover containers and images", runGC},
 		{"hangar", "export tasks as hangar experiments", runHangar},
 		{"version", "print flightdeck's version", runVersion},
