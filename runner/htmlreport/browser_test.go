@@ -45,6 +45,7 @@ variants:
   oracle: {agent: oracle, expect: passed}
   nop: {agent: nop, expect: failed}
   wrong: {agent: command, command: "echo 'a wrong answer' > WRONG.txt", expect: failed}
+  hopeful: {agent: nop, expect: passed}
 retries: 0
 results: `+filepath.Join(dir, "results")+`
 `), 0o644))
@@ -55,7 +56,7 @@ results: `+filepath.Join(dir, "results")+`
 		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()}}
 	rec, err := r.Run(ctx, req)
 	require.NoError(t, err)
-	require.Len(t, rec.Trials, 6)
+	require.Len(t, rec.Trials, 8)
 	page := filepath.Join(rec.Dir, htmlreport.File)
 	require.FileExists(t, page, "written at the end of the run")
 
@@ -98,6 +99,18 @@ results: `+filepath.Join(dir, "results")+`
 	assert.Equal(t, "passed", got["semver__oracle__1"])
 	assert.Equal(t, "failed", got["semver__wrong__1"])
 
+	// A failure the variant expects (nop) is drawn apart from one it
+	// does not (hopeful: a nop expected to pass).
+	colour := func(trial string) string {
+		c, err := chromedp.Run(bctx, chromedp.Evaluate[string](
+			`getComputedStyle(document.querySelector('#matrix a[data-trial="`+trial+`"]')).backgroundColor`))
+		require.NoError(t, err)
+		return c
+	}
+	assert.Equal(t, "rgb(207, 34, 46)", colour("semver__hopeful__1"), "an unexpected failure is red")
+	assert.Equal(t, "rgb(140, 149, 159)", colour("semver__nop__1"), "an expected failure is grey")
+	assert.Equal(t, colour("semver__nop__1"), colour("semver__wrong__1"))
+
 	// The wrong answer's cell leads to its diff and its grader's log.
 	sel := `#t-semver__wrong__1`
 	require.NoError(t, chromedp.Do(bctx,
@@ -119,7 +132,7 @@ results: `+filepath.Join(dir, "results")+`
 	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.ID("only-failing"))))
 	visible, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#matrix tr[data-task]:not(.hidden)').length`))
 	require.NoError(t, err)
-	assert.Equal(t, 2, visible, "each task has a failing trial (nop, wrong)")
+	assert.Equal(t, 2, visible, "each task has a failing trial (nop, wrong, hopeful)")
 
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#matrix"))))
 	shot, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
@@ -140,4 +153,58 @@ results: `+filepath.Join(dir, "results")+`
 		assert.True(t, strings.HasPrefix(u, url), "the page fetched %s", u)
 	}
 	assert.NotEmpty(t, requests, "the page itself was seen")
+}
+
+// task verify's page: the variants it ran for the task, none of the
+// checks that did not apply to it (no empty variant), and the empty
+// attempt's expected failure drawn apart.
+func TestVerifyReportInBrowser(t *testing.T) {
+	testenv.Short(t)
+	chromium := testenv.Tool(t, "chromium")
+	eng := testenv.Engine(t)
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	ctx := context.Background()
+	req, err := runner.PrepareVerify(ctx, []string{filepath.Join(root, "tasks", "fixtures", "csv-validator")},
+		suite.Options{Cwd: dir, Results: filepath.Join(dir, "results"), Retries: -1}, runner.VerifyOptions{Repeat: 1})
+	require.NoError(t, err)
+	var configured []string
+	for _, v := range req.Config.Variants {
+		configured = append(configured, v.Name)
+	}
+	r := &runner.Runner{Open: func(context.Context) (sandbox.Engine, error) { return eng, nil }, Version: "test",
+		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()}}
+	rec, err := r.Run(ctx, req)
+	require.NoError(t, err)
+	ran := map[string]bool{}
+	for _, tl := range rec.Trials {
+		ran[tl.Variant] = true
+	}
+	require.Less(t, len(ran), len(configured), "some of verify's variants did not apply to this task: %v", configured)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox)
+	actx, cancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	bctx, cancel = context.WithTimeout(bctx, 2*time.Minute)
+	defer cancel()
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate("file://"+filepath.Join(rec.Dir, htmlreport.File)),
+		chromedp.WaitVisible(chromedp.CSS("#matrix"))))
+	rows, err := chromedp.Run(bctx, chromedp.Evaluate[[]map[string]string](
+		`Array.from(document.querySelectorAll('#variants tr')).slice(1).map(tr => ({variant: tr.cells[0].textContent, trials: tr.cells[2].textContent}))`))
+	require.NoError(t, err)
+	require.Len(t, rows, len(ran), "one row per variant that ran")
+	for _, row := range rows {
+		assert.True(t, ran[row["variant"]], "variant %s ran", row["variant"])
+		assert.NotEqual(t, "0", row["trials"], "no empty variant")
+	}
+	columns, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('#matrix tr:first-child th').length - 1`))
+	require.NoError(t, err)
+	assert.Equal(t, len(ran), columns, "one column per variant that ran")
+	nop, err := chromedp.Run(bctx, chromedp.Evaluate[string](
+		`document.querySelector('#matrix a[data-outcome="failed"]').className`))
+	require.NoError(t, err)
+	assert.Contains(t, nop, "expected", "the empty attempt's failure is the expected one")
 }

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	itext "github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -196,8 +197,20 @@ func load(dir string) (*run, error) {
 		return nil, err
 	}
 	r := &run{Rec: rec, Dir: dir, Variants: rep.Variants, Missing: rep.Missing}
+	ran := map[string]bool{}
+	for _, res := range rs {
+		ran[res.Variant] = true
+	}
+	// A finished run's variant without a trial is one no task needed
+	// (task verify's checks that apply to some tasks only): it is left
+	// out, not drawn as an empty column. An interrupted run keeps it:
+	// that nothing of it ran is the news.
+	keep := func(name string) bool { return ran[name] || rec.Status == results.StatusInterrupted }
+	r.Variants = slices.DeleteFunc(slices.Clone(r.Variants), func(v results.VariantStats) bool { return !keep(v.Variant) })
 	for _, v := range rec.Config.Variants {
-		r.Columns = append(r.Columns, v.Name)
+		if keep(v.Name) {
+			r.Columns = append(r.Columns, v.Name)
+		}
 	}
 	taskIdx := map[string]int{}
 	for _, res := range rs {
@@ -240,8 +253,14 @@ func newTrial(dir string, res *results.Result, budget *int64) *trial {
 	if len(res.Tamper) > 0 {
 		t.Marks = append(t.Marks, "tamper")
 	}
-	if res.Expectation != nil && !*res.Expectation {
+	switch {
+	case res.Expectation != nil && !*res.Expectation:
 		t.Marks = append(t.Marks, "unexpected")
+	case res.Expectation != nil && res.Outcome != grader.OutcomePassed:
+		// The variant expects this failure (a nop, task verify's empty
+		// attempt): drawn apart from a failure that is news.
+		t.Class += " expected"
+		t.Marks = append(t.Marks, "expected")
 	}
 	if !res.Started.IsZero() && res.Finished.After(res.Started) {
 		t.Duration = res.Finished.Sub(res.Started).Seconds()
