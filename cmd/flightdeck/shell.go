@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
+	"github.com/spf13/pflag"
 )
 
 func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
@@ -30,12 +32,9 @@ func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
 	user := fs.String("user", "", "run the shell as USER (default: the agent's user)")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
 	noSubstituteFlag(fs, &f)
-	if code, done := parseFlags(fs, env, args); done {
+	dirs, cmd, code, done := parseShellArgs(fs, env, "task shell DIR", args)
+	if done {
 		return code
-	}
-	dirs, cmd := fs.Args(), []string(nil)
-	if at := fs.ArgsLenAtDash(); at >= 0 {
-		dirs, cmd = fs.Args()[:at], fs.Args()[at:]
 	}
 	if len(dirs) != 1 {
 		fmt.Fprintln(env.stderr, "flightdeck task shell: name one task directory (a command to run goes after --)")
@@ -43,6 +42,28 @@ func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	sh := &agent.Shell{Cmd: cmd, WithSolution: *withSolution, WithTests: *withTests}
 	return openShell(ctx, env, "task shell", dirs[0], f.options(env), shellUser{name: *user}, sh)
+}
+
+// parseShellArgs parses a shell command's flags and splits its arguments
+// at "--": the operands before, the command to run after. A command
+// written without "--" (task shell DIR ls -la) meets the flag parser
+// first; the error then says where the command goes.
+func parseShellArgs(fs *pflag.FlagSet, env *cliEnv, usage string, args []string) (operands, cmd []string, code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil, nil, exitOK, true
+		}
+		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
+		if !slices.Contains(args, "--") {
+			fmt.Fprintf(env.stderr, "a command for the shell goes after --: flightdeck %s -- CMD [ARGS...]\n", usage)
+		}
+		return nil, nil, exitUsage, true
+	}
+	operands = fs.Args()
+	if at := fs.ArgsLenAtDash(); at >= 0 {
+		operands, cmd = fs.Args()[:at], fs.Args()[at:]
+	}
+	return operands, cmd, exitOK, false
 }
 
 // shellUser is who the shell runs as: the agent's user, unless a name is
@@ -198,12 +219,9 @@ func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 		"flightdeck trial shell 20250130-101500-a1b2c3 semver__oracle__1 --as verifier\n  echo 'bash /tests/test.sh; cat /logs/verifier/reward.*' | flightdeck trial shell RUN_ID TRIAL --as verifier")
 	as := fs.String("as", asAgent, "whose shell: agent (its user) or verifier (its user, with the tests at /tests)")
 	resultsPath := fs.String("results", "", "results dir (default: the default suite's, else ./results)")
-	if code, done := parseFlags(fs, env, args); done {
+	ids, cmd, code, done := parseShellArgs(fs, env, "trial shell RUN_ID TRIAL", args)
+	if done {
 		return code
-	}
-	ids, cmd := fs.Args(), []string(nil)
-	if at := fs.ArgsLenAtDash(); at >= 0 {
-		ids, cmd = fs.Args()[:at], fs.Args()[at:]
 	}
 	if len(ids) != 2 {
 		fmt.Fprintln(env.stderr, "flightdeck trial shell: name a run id and one of its trials (flightdeck report RUN_ID lists them)")
