@@ -49,7 +49,7 @@ type Set struct {
 	// SuiteFile: the run has a suite file, whose images: can map an
 	// image; messages name it beside --image-map only then.
 	SuiteFile bool
-	report       func(line string)
+	report    func(line string)
 	// Touch records a use of an image; nil: none.
 	Touch func(img sandbox.Image)
 
