@@ -18,12 +18,8 @@ func runGC(ctx context.Context, env *cliEnv, args []string) int {
 	all := fs.Bool("all", false, "remove flightdeck's objects whatever process owns them, not only those whose owner is gone (and those flightdeck's own test suite left)")
 	images := fs.Bool("images", false, "also remove cached task images (they are rebuilt when needed)")
 	runID := fs.String("run", "", "only the objects of this run id")
-	if code, done := parseFlags(fs, env, args); done {
+	if code, done := parseNoArgs(fs, env, "gc", args); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "flightdeck: gc takes no arguments, got %q (see flightdeck gc --help)\n", fs.Args())
-		return exitUsage
 	}
 	eng, err := sandbox.NewWithOptions(ctx, sandbox.Options{Log: env.log})
 	if err != nil {

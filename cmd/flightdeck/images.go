@@ -60,12 +60,8 @@ func runImagesLs(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "images ls", "images ls [--json] [--sizes]", "flightdeck images ls\n  flightdeck images ls --sizes")
 	asJSON := fs.Bool("json", false, "print the list as JSON")
 	fresh := fs.Bool("sizes", false, "measure every image's own size anew from the engine's disk usage (slow on a large engine); without it, sizes come from the image list and the image index")
-	if code, done := parseFlags(fs, env, args); done {
+	if code, done := parseNoArgs(fs, env, "images ls", args); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "flightdeck images ls: takes no arguments, got %q\n", fs.Args())
-		return exitUsage
 	}
 	d, ok := openImageStore(ctx, env, "images ls")
 	if !ok {
@@ -425,12 +421,8 @@ func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
 
 func runImagesBase(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "images base", "images base", "flightdeck images base")
-	if code, done := parseFlags(fs, env, args); done {
+	if code, done := parseNoArgs(fs, env, "images base", args); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "flightdeck images base: takes no arguments, got %q\n", fs.Args())
-		return exitUsage
 	}
 	if err := sandbox.BuildBaseImage(ctx, env.stderr); err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images base: %v\n", err)

@@ -162,12 +162,8 @@ func usage(w io.Writer) {
 
 func runVersion(_ context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "version", "version", "flightdeck version   (or flightdeck --version)")
-	if code, done := parseFlags(fs, env, args); done {
+	if code, done := parseNoArgs(fs, env, "version", args); done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "flightdeck: version takes no arguments, got %q\n", fs.Args())
-		return exitUsage
 	}
 	fmt.Fprintf(env.stdout, "flightdeck %s\n", version)
 	return exitOK
@@ -187,6 +183,19 @@ func newFlags(env *cliEnv, name, usageLine, example string) *pflag.FlagSet {
 		fmt.Fprintf(env.stdout, "Usage: flightdeck %s\n\nFlags:\n%s\nExample:\n  %s\n", usageLine, flags, example)
 	}
 	return fs
+}
+
+// parseNoArgs is parseFlags for a command that takes flags only: an
+// argument is a usage error that names the command.
+func parseNoArgs(fs *pflag.FlagSet, env *cliEnv, name string, args []string) (code int, done bool) {
+	if code, done := parseFlags(fs, env, args); done {
+		return code, true
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "flightdeck: %s takes no arguments, got %q (see flightdeck %s --help)\n", name, fs.Args(), name)
+		return exitUsage, true
+	}
+	return exitOK, false
 }
 
 // parseFlags parses args; done is true when the command should return code
