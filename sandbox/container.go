@@ -74,7 +74,7 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 			return Container{}, err
 		}
 	}
-	if err := d.makeDirs(ctx, res.ID, spec.Dirs); err != nil {
+	if err := d.makeDirs(ctx, res.ID, spec.Image, spec.Dirs); err != nil {
 		return Container{}, err
 	}
 	if spec.CreateOnly {

@@ -425,22 +425,29 @@ func TestCreateOnlyCopiesTheImagesFiles(t *testing.T) {
 }
 
 // Dirs are made before the container starts (its command sees them),
-// writable by every user; a dir the image has is left as it is.
+// writable by every user; a dir the image has is left as it is. The
+// second container from the image makes them from what the first found
+// of them (no stat), the same.
 func TestStartMakesDirs(t *testing.T) {
 	d := newTestEngine(t)
 	requireBaseImage(t, d)
 	run := testRunID(t, d)
-	out := filepath.Join(t.TempDir(), "out")
-	c, err := d.Start(context.Background(), ContainerSpec{Image: baseImage, RunID: run,
-		Cmd:  []string{"sh", "-c", "stat -c '%a %U' /logs/verifier /logs/artifacts /tmp > /seen.tmp && mv /seen.tmp /seen; sleep 60"},
-		Dirs: []string{"/logs/verifier", "/logs/artifacts", "/tmp"}})
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		return d.CopyOut(context.Background(), c.ID, "/seen", out, CopyLimits{}) == nil
-	}, 30*time.Second, 50*time.Millisecond)
-	seen, err := os.ReadFile(filepath.Join(out, "seen"))
-	require.NoError(t, err)
-	assert.Equal(t, "777 root\n777 root\n1777 root\n", string(seen))
+	for i := range 2 {
+		_, cached := d.ancestry.get(baseImage, "/logs/verifier")
+		assert.Equal(t, i > 0, cached, "container %d", i)
+		out := filepath.Join(t.TempDir(), "out")
+		c, err := d.Start(context.Background(), ContainerSpec{Image: baseImage, RunID: run,
+			Cmd:  []string{"sh", "-c", "stat -c '%a %U' /logs/verifier /logs/artifacts /tmp > /seen.tmp && mv /seen.tmp /seen; sleep 60"},
+			Dirs: []string{"/logs/verifier", "/logs/artifacts", "/tmp"}})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			return d.CopyOut(context.Background(), c.ID, "/seen", out, CopyLimits{}) == nil
+		}, 30*time.Second, 50*time.Millisecond)
+		seen, err := os.ReadFile(filepath.Join(out, "seen"))
+		require.NoError(t, err)
+		assert.Equal(t, "777 root\n777 root\n1777 root\n", string(seen), "container %d", i)
+		require.NoError(t, d.Remove(context.Background(), c.ID))
+	}
 }
 
 // A service on an internal network (no route out) that is given a network

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -136,15 +137,22 @@ func (d *Docker) copyTar(ctx context.Context, containerID, dir string, owner Own
 // makeDirs makes each dir that is missing in the container, mode 0777 (its
 // missing parents 0755), through the archive API: no process runs, so it
 // works on a container not yet started.
-func (d *Docker) makeDirs(ctx context.Context, containerID string, dirs []string) error {
+func (d *Docker) makeDirs(ctx context.Context, containerID, image string, dirs []string) error {
 	for _, dir := range dirs {
 		if !path.IsAbs(dir) {
 			return fmt.Errorf("make %s in container %s: the path must be absolute", dir, short(containerID))
 		}
-		base, missing, err := d.existingAncestor(ctx, containerID, path.Clean(dir))
-		if err != nil {
-			return fmt.Errorf("make %s in container %s: %w", dir, short(containerID), err)
+		dir = path.Clean(dir)
+		known, cached := d.ancestry.get(image, dir)
+		if !cached {
+			base, missing, err := d.existingAncestor(ctx, containerID, dir)
+			if err != nil {
+				return fmt.Errorf("make %s in container %s: %w", dir, short(containerID), err)
+			}
+			known = ancestry{base: base, missing: missing}
+			d.ancestry.put(image, dir, known)
 		}
+		base, missing := known.base, known.missing
 		if len(missing) == 0 {
 			continue
 		}
@@ -166,10 +174,53 @@ func (d *Docker) makeDirs(ctx context.Context, containerID string, dirs []string
 			return err
 		}
 		if _, err := d.api.CopyToContainer(ctx, containerID, client.CopyToContainerOptions{DestinationPath: base, Content: &buf}); err != nil {
+			if cached {
+				// The tag names another image now: look again.
+				d.ancestry.forget(image, dir)
+				return d.makeDirs(ctx, containerID, image, []string{dir})
+			}
 			return containerErr("make "+dir+" in container "+short(containerID), err)
 		}
 	}
 	return nil
+}
+
+// ancestry is what makeDirs found of a directory in a new container: its
+// nearest existing ancestor, and the components missing below it.
+type ancestry struct {
+	base    string
+	missing []string
+}
+
+// ancestryCache keeps ancestries per image: every container created from
+// an image has the image's filesystem until it starts, so a trial's
+// directories are looked up once per image, not once per container
+// (three stats and two state calls for /logs/verifier on most images).
+type ancestryCache struct {
+	mu sync.Mutex
+	m  map[[2]string]ancestry
+}
+
+func (c *ancestryCache) get(image, dir string) (ancestry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.m[[2]string{image, dir}]
+	return a, ok
+}
+
+func (c *ancestryCache) put(image, dir string, a ancestry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[[2]string]ancestry{}
+	}
+	c.m[[2]string{image, dir}] = a
+}
+
+func (c *ancestryCache) forget(image, dir string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, [2]string{image, dir})
 }
 
 // StatPath reports the mode of a path in the container, through the

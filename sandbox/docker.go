@@ -20,6 +20,9 @@ type Docker struct {
 	pid      int    // this process, carried in owner labels
 	opts     Options
 	builds   flight[Image]
+	// ancestry remembers, per image and directory, what makeDirs found
+	// of the directory in a container just created from the image.
+	ancestry ancestryCache
 }
 
 // Options tune a Docker engine. The zero value is what flightdeck uses.
