@@ -253,6 +253,9 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 	ap := h.a.session(step, h.workdir)
 	ap.Harbor, ap.OutputDir, ap.SolutionDir = true, harbor.LogsDir(h.a.dir), step.solutionDir
 	var res agent.Result
+	// after is the container's state once the agent ended, when read
+	// already (for a container that stopped under the agent).
+	var after *sandbox.State
 	err := h.a.phase(PhaseAgent, func() error {
 		instruction := step.instruction
 		if h.container == "" {
@@ -292,9 +295,11 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		}
 		h.a.recordMemory(ctx, h.container)
 		if !res.TimedOut && res.Failed == "" {
-			if err := h.stoppedUnderAgent(ctx, &res); err != nil {
+			st, err := h.stoppedUnderAgent(ctx, &res)
+			if err != nil {
 				return err
 			}
+			after = st
 		}
 		if s.Owner.UID == 0 {
 			// Nothing is handed back to root, and handing back is what
@@ -308,7 +313,9 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		return nil
 	})
 	oomKilled := false
-	if st, serr := s.Engine.State(ctx, h.container); serr == nil && h.container != "" {
+	if after != nil {
+		oomKilled = after.OOMKilled
+	} else if st, serr := s.Engine.State(ctx, h.container); serr == nil && h.container != "" {
 		oomKilled = st.OOMKilled
 	}
 	h.a.recordAgent(res, oomKilled, err)
@@ -319,21 +326,27 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 // phase without an exec noticing (its entrypoint exited, say) as the
 // agent's failure, with the container's output; one killed through the
 // engine is an infrastructure error.
-func (h *harborTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) error {
+//
+// It returns the state it read, for the caller's use (a container that
+// ran out of memory), so that the state is read once.
+func (h *harborTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) (*sandbox.State, error) {
 	st, err := h.a.s.Engine.State(ctx, h.container)
-	if err != nil || st.Running {
-		return err
+	if err != nil {
+		return nil, err
+	}
+	if st.Running {
+		return &st, nil
 	}
 	killed, err := h.a.s.Engine.KilledSince(ctx, h.container, h.started)
 	switch {
 	case err != nil:
-		return fmt.Errorf("the task's container stopped during the agent phase, and its events cannot be read: %w", err)
+		return nil, fmt.Errorf("the task's container stopped during the agent phase, and its events cannot be read: %w", err)
 	case killed:
-		return fmt.Errorf("the task's container was killed through the engine during the agent phase: %w", sandbox.ErrContainerGone)
+		return nil, fmt.Errorf("the task's container was killed through the engine during the agent phase: %w", sandbox.ErrContainerGone)
 	}
 	res.Failed = fmt.Sprintf("the task's container stopped during the agent phase (exit code %d); its output is in %s", st.ExitCode, containerLog)
 	h.a.s.Engine.Logs(ctx, h.container, filepath.Join(h.a.dir, containerLog), 1<<20)
-	return nil
+	return &st, nil
 }
 
 // evidenceLimits caps the copy of the work dir taken after the agent phase.

@@ -14,6 +14,10 @@ type breakdown struct {
 	phases       []phaseRow
 	outside      samples   // before the first phase and after the last: dirs, cleanups, result.json, cache index
 	outsideCalls []callRow // engine calls made there (the agent container's removal)
+	// methods are every engine call of a trial, in its phases or not,
+	// summed by method; rest is the trial's time besides them.
+	methods []callRow
+	rest    samples
 }
 
 type phaseRow struct {
@@ -67,6 +71,7 @@ func sampleOf(r *inProcessRun, trial string) sample {
 // newBreakdown aggregates samples: medians per phase and per call.
 func newBreakdown(ss []sample) breakdown {
 	b := breakdown{trials: len(ss)}
+	b.methods, b.rest = byMethod(ss)
 	var order []string
 	seen := map[string]bool{}
 	methods := map[string][]string{}
@@ -149,3 +154,27 @@ func newBreakdown(ss []sample) breakdown {
 }
 
 func inSpan(t time.Time, p phaseSpan) bool { return !t.Before(p.start) && t.Before(p.end) }
+
+// byMethod sums each trial's engine calls by method, wherever in the trial
+// they were made, and returns what is left of each trial besides them:
+// a trial's whole cost call by call, to set beside the floor's.
+func byMethod(ss []sample) (rows []callRow, rest samples) {
+	for k, s := range ss {
+		var inCalls time.Duration
+		for _, c := range s.calls {
+			i := slices.IndexFunc(rows, func(r callRow) bool { return r.method == c.Method })
+			if i < 0 {
+				rows = append(rows, callRow{method: c.Method, took: make(samples, len(ss))})
+				i = len(rows) - 1
+			}
+			rows[i].took[k] += c.Took.Seconds()
+			rows[i].count++
+			inCalls += c.Took
+		}
+		rest = append(rest, max(0, (s.total-inCalls).Seconds()))
+	}
+	for i := range rows {
+		rows[i].count /= float64(len(ss))
+	}
+	return rows, rest
+}

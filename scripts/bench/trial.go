@@ -18,6 +18,11 @@ type trialFigures struct {
 	cmd                                samples // flightdeck, command agent `true` (an agent's container)
 	harbor                             samples // flightdeck, the Harbor task, nop agent, after the run's first trial
 	harborFirst                        samples // the Harbor task's run's first trial
+	// harborFloor is the Harbor floor (harborFloorOnce): one Harbor-shape
+	// oracle trial's engine calls and nothing else; harborFloorByCall
+	// splits it by call, in harborFloorCalls order.
+	harborFloor       samples
+	harborFloorByCall []samples
 	// harborWaited counts the Harbor task's trials that waited for an
 	// entrypoint's start, of harborTrials: the task has no entrypoint of
 	// its own, so the start rule must leave every one of them alone.
@@ -31,8 +36,9 @@ type trialFigures struct {
 // trial of the native task (two containers) and of the Harbor task (one
 // container); one in-process flightdeck run of `attempts` nop trials then
 // as many command-agent trials of the native task, and one of `attempts`
-// nop trials of the Harbor task, at --jobs 1; one `flightdeck run` of one
-// oracle trial of the Harbor task, and its CLI re-enactment.
+// nop trials of the Harbor task, at --jobs 1; the Harbor floor; one
+// `flightdeck run` of one oracle trial of the Harbor task, and its CLI
+// re-enactment.
 func (b *bench) trialRounds(ctx context.Context, rounds, attempts int) (*trialFigures, error) {
 	suite, _, err := b.ws.suite("rounds", attempts, 1, nopVariant, cmdVariant)
 	if err != nil {
@@ -117,6 +123,13 @@ func (b *bench) trialRounds(ctx context.Context, rounds, attempts int) (*trialFi
 			return nil
 		},
 		func() error {
+			took, err := b.harborFloorOnce(ctx)
+			if err == nil {
+				f.addHarborFloor(took)
+			}
+			return err
+		},
+		func() error {
 			wall, res, err := b.oracleRunOnce(ctx)
 			if err == nil {
 				f.oracle.addRun(wall, res)
@@ -158,6 +171,9 @@ func (b *bench) warmUp(ctx context.Context, harborSuite string) error {
 		return err
 	}
 	if _, err := b.floorOnce(ctx); err != nil {
+		return err
+	}
+	if _, err := b.harborFloorOnce(ctx); err != nil {
 		return err
 	}
 	byTrial, err := b.ws.freshResults("harbor")
