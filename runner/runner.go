@@ -110,6 +110,18 @@ type runState struct {
 	redact *secrets.Redactor
 	// trials is what each trial is given of the run, once the engine is open.
 	trials *trial.Env
+	// removals are the trials' engine removals still going on beside the
+	// run (trial.Env.Later); the run waits for them before it ends.
+	removals sync.WaitGroup
+}
+
+// later runs a trial's removals beside the run.
+func (s *runState) later(removals func()) {
+	s.removals.Add(1)
+	go func() {
+		defer s.removals.Done()
+		removals()
+	}()
 }
 
 // NewRunID makes a run id: the UTC time and a random suffix.
@@ -239,12 +251,17 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 	cfg := s.cfg
 	interrupted := ctx.Err() != nil
 	if s.trials != nil {
+		// The inspector goes beside the trials' last removals.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
-		if err := s.trials.Inspector.Remove(rctx); err != nil {
-			s.progress.line("cleanup: " + err.Error())
-		}
-		cancel()
+		s.later(func() {
+			defer cancel()
+			if err := s.trials.Inspector.Remove(rctx); err != nil {
+				s.progress.line("cleanup: " + err.Error())
+			}
+		})
 	}
+	// Nothing of the run's is left on the engine once it ends.
+	s.removals.Wait()
 	if interrupted && s.eng != nil && !cfg.Keep {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
 		if _, err := s.eng.Reap(rctx, sandbox.ReapOptions{RunID: s.runID}); err != nil {
@@ -409,7 +426,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		Seeds:     trial.NewSeeds(filepath.Join(s.dir, workDirName, "seeds")),
 		Inspector: trial.NewInspector(eng, s.runID),
 		Report:    s.progress, Mask: s.redact.Writer,
-		Agent: s.r.Agent, AgentOnly: s.r.AgentOnly,
+		Agent: s.r.Agent, AgentOnly: s.r.AgentOnly, Later: s.later,
 	}
 	return nil
 }

@@ -44,6 +44,12 @@ type Env struct {
 	// (task shell: a person at a terminal in the agent's place).
 	Agent     agent.Agent
 	AgentOnly bool
+	// Later, when set, runs an attempt's engine removals (its containers,
+	// networks and volumes: seconds on a slow engine) beside what follows,
+	// once the attempt's result is complete; whoever sets it waits for
+	// them before the run ends. Nil: the attempt removes them itself,
+	// before it returns.
+	Later func(removals func())
 }
 
 // Reporter is where a trial says how it goes: the phase it is in, and

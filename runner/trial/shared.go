@@ -100,7 +100,7 @@ func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sa
 		return seedErr
 	}
 	// Whatever ends the trial, the phase is over before its result is.
-	a.cleanups = append(a.cleanups, func(context.Context) error { h.seedDone(); return nil })
+	a.deferCleanup(func(context.Context) error { h.seedDone(); return nil })
 	return h, nil
 }
 

@@ -44,8 +44,26 @@ type trialAttempt struct {
 	res       *results.Result
 	imageUser string // the task image's USER
 	// cleanups run when the attempt ends, last first, even when it was
-	// interrupted; what fails is said in the progress.
-	cleanups []func(context.Context) error
+	// interrupted; what fails is said in the progress. A cleanup marked
+	// later (a container's removal) may run after the attempt returns,
+	// through Env.Later: nothing of the result depends on it.
+	cleanups []cleanupStep
+	// ordered: the trial's network registered cleanups of its own (a
+	// service's log, a network that outlives the containers on it), whose
+	// order with the removals matters: all run in order, at once.
+	ordered bool
+}
+
+// cleanupStep is one cleanup of an attempt.
+type cleanupStep struct {
+	f     func(context.Context) error
+	later bool
+}
+
+// deferCleanup registers a cleanup that must run before the attempt
+// returns.
+func (a *trialAttempt) deferCleanup(f func(context.Context) error) {
+	a.cleanups = append(a.cleanups, cleanupStep{f: f})
 }
 
 // Attempt runs one try of a trial and returns its result. err is non-nil
@@ -75,10 +93,33 @@ func (s *Env) Attempt(ctx context.Context, t *suite.Trial, try int) (*results.Re
 }
 
 func (a *trialAttempt) cleanup(ctx context.Context) {
+	now, later := a.cleanups, []cleanupStep(nil)
+	if a.s.Later != nil && ctx.Err() == nil && !a.ordered {
+		now = slices.DeleteFunc(slices.Clone(a.cleanups), func(c cleanupStep) bool { return c.later })
+		later = slices.DeleteFunc(slices.Clone(a.cleanups), func(c cleanupStep) bool { return !c.later })
+	}
+	a.runCleanups(ctx, now)
+	if !a.s.Keep {
+		// On the host and quick; a retry of the trial reuses the dir.
+		if err := os.RemoveAll(a.scratch); err != nil {
+			a.s.Report.Note(a.t, "cleanup: "+err.Error())
+		}
+	}
+	if len(later) > 0 {
+		a.s.Later(func() { a.runCleanups(ctx, later) })
+	}
+}
+
+// runCleanups runs fs last first, on a context the trial's cancellation
+// does not reach (a second request to stop does: the run's removal by
+// label takes over), saying what fails.
+func (a *trialAttempt) runCleanups(ctx context.Context, fs []cleanupStep) {
+	if len(fs) == 0 {
+		return
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if hurry := a.s.Hurry; hurry != nil {
-		// Asked again to stop: the run's removal by label takes over.
 		stop := context.AfterFunc(ctx, func() {
 			select {
 			case <-hurry:
@@ -88,13 +129,8 @@ func (a *trialAttempt) cleanup(ctx context.Context) {
 		})
 		defer stop()
 	}
-	for i := len(a.cleanups) - 1; i >= 0; i-- {
-		if err := a.cleanups[i](cctx); err != nil {
-			a.s.Report.Note(a.t, "cleanup: "+err.Error())
-		}
-	}
-	if !a.s.Keep {
-		if err := os.RemoveAll(a.scratch); err != nil {
+	for i := len(fs) - 1; i >= 0; i-- {
+		if err := fs[i].f(cctx); err != nil {
 			a.s.Report.Note(a.t, "cleanup: "+err.Error())
 		}
 	}
@@ -105,21 +141,36 @@ func (a *trialAttempt) cleanup(ctx context.Context) {
 // set and the owner is not root), then the container is removed. With
 // --keep it stays.
 func (a *trialAttempt) removeContainer(id, dir string, handBack func() bool) func(context.Context) error {
+	hb, rm := a.handBack(id, dir, handBack), a.remove(id)
+	return func(cctx context.Context) error {
+		return errors.Join(hb(cctx), rm(cctx))
+	}
+}
+
+// handBack hands what the container wrote under dir back to the run's
+// owner (when dir is set, the owner is not root and dirty says so): the
+// result's files must be the owner's before anything reads them.
+func (a *trialAttempt) handBack(id, dir string, dirty func() bool) func(context.Context) error {
+	s := a.s
+	return func(cctx context.Context) error {
+		if s.Keep || dir == "" || s.Owner.UID == 0 || !dirty() {
+			return nil
+		}
+		if err := s.Engine.HandBack(cctx, id, dir, s.Owner); err != nil {
+			return fmt.Errorf("hand back %s: %w", dir, err)
+		}
+		return nil
+	}
+}
+
+// remove removes the container (with --keep it stays).
+func (a *trialAttempt) remove(id string) func(context.Context) error {
 	s := a.s
 	return func(cctx context.Context) error {
 		if s.Keep {
 			return nil
 		}
-		var errs []error
-		if dir != "" && s.Owner.UID != 0 && handBack() {
-			if err := s.Engine.HandBack(cctx, id, dir, s.Owner); err != nil {
-				errs = append(errs, fmt.Errorf("hand back %s: %w", dir, err))
-			}
-		}
-		if err := s.Engine.Remove(cctx, id); err != nil {
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
+		return s.Engine.Remove(cctx, id)
 	}
 }
 
@@ -361,10 +412,11 @@ func (a *trialAttempt) newNet(native bool) (*trialnet.Net, error) {
 		Native: native, VerifierOffline: t.Variant.VerifierOffline,
 		Dir: a.dir, Scratch: a.scratch, Keep: s.Keep, Images: s.Images, Multiplier: s.Multiplier,
 		Phase: func(name string) { s.Report.Phase(t, name) },
-		Defer: func(f func(context.Context) error) { a.cleanups = append(a.cleanups, f) },
-		Remove: func(id string) func(context.Context) error {
-			return a.removeContainer(id, "", func() bool { return false })
+		Defer: func(f func(context.Context) error) {
+			a.ordered = true
+			a.deferCleanup(f)
 		},
+		Remove: a.remove,
 	})
 }
 
@@ -407,7 +459,9 @@ func (a *trialAttempt) startMain(ctx context.Context, spec sandbox.ContainerSpec
 	s, t := a.s, a.t
 	c, err := s.Engine.Start(ctx, spec)
 	if c.ID != "" {
-		a.cleanups = append(a.cleanups, a.removeContainer(c.ID, handBack, dirty))
+		// Last first: handed back, then removed.
+		a.cleanups = append(a.cleanups, cleanupStep{f: a.remove(c.ID), later: true})
+		a.deferCleanup(a.handBack(c.ID, handBack, dirty))
 	}
 	if err != nil {
 		return c.ID, fmt.Errorf("start %s: %w", what, err)
