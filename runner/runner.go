@@ -150,6 +150,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	trials = inTaskOrder(cfg.TaskDirs, trials)
 	runnable, refused := splitRefused(trials)
 	s := &runState{r: r, cfg: cfg, cache: results.CacheIndex{ResultsDir: cfg.Results}, results: map[string]*results.Result{}, redact: redact}
+	// Whatever ends the run, what it started beside its trials (the bind
+	// mount's probe, removals) is over before it returns.
+	defer s.removals.Wait()
 	progressOut := r.Progress
 	if !redact.Empty() && progressOut != nil {
 		progressOut = &redactingWriter{w: progressOut, red: redact}
@@ -405,6 +408,14 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 	for _, w := range info.Warnings {
 		s.progress.line("engine: " + w)
 	}
+	// The bind mount's probe (a container created and read, and removed)
+	// only ever warns: it goes beside the run's start.
+	pctx := context.WithoutCancel(ctx)
+	s.later(func() {
+		if ok, warning := eng.ProbeBindMount(pctx); !ok {
+			s.progress.line("engine: " + warning)
+		}
+	})
 	rec.Versions.Engine, rec.Versions.EngineAPI = info.ServerVersion, info.APIVersion
 	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge}); err != nil {
 		s.progress.line("reap orphans: " + err.Error())

@@ -41,6 +41,10 @@ const TestEnv = "FLIGHTDECK_TEST"
 type Engine interface {
 	// Preflight checks once that the engine answers and describes it.
 	Preflight(ctx context.Context) (Info, error)
+	// ProbeBindMount checks that a host directory (under Options.ProbeDir)
+	// bind-mounted into a container is visible there; when it is not,
+	// warning says what to share with the engine.
+	ProbeBindMount(ctx context.Context) (ok bool, warning string)
 
 	// EnsureImage returns the image for a build spec, building it only when
 	// no image with its content tag exists. Concurrent calls for one spec
@@ -140,7 +144,6 @@ type Info struct {
 	StorageDriver string
 	CgroupVersion string
 	Rootless      bool
-	BindMountOK   bool // a host dir bind-mounted into a container is visible there
 	// ClockOffset is the engine's clock minus this host's, as read once
 	// (0 when the engine does not say): a time of this host's, plus the
 	// offset, compares with the times of the engine's files.

@@ -67,14 +67,20 @@ func (d *Docker) Preflight(ctx context.Context) (Info, error) {
 	if !si.CPUCfsQuota {
 		info.Warnings = append(info.Warnings, "the engine cannot limit a container's cpus (no CFS quota)")
 	}
-	ok, why := d.probeBindMount(ctx)
-	info.BindMountOK = ok
-	if !ok {
-		info.Warnings = append(info.Warnings, fmt.Sprintf(
-			"a directory under %s bind-mounted into a container is not visible there (%s): share that path with the engine (Docker Desktop: Settings > Resources > File sharing; colima: --mount), or keep results and work dirs under a shared path",
-			d.opts.ProbeDir, why))
-	}
 	return info, nil
+}
+
+// ProbeBindMount checks that a host directory bind-mounted into a
+// container is visible there (Docker Desktop and colima share only some
+// paths); the warning says what to do when it is not. It is apart from
+// Preflight because it only ever warns: a run makes it beside its start.
+func (d *Docker) ProbeBindMount(ctx context.Context) (ok bool, warning string) {
+	ok, why := d.probeBindMount(ctx)
+	if ok {
+		return true, ""
+	}
+	return false, fmt.Sprintf("a directory under %s bind-mounted into a container is not visible there (%s): share that path with the engine (Docker Desktop: Settings > Resources > File sharing; colima: --mount), or keep results and work dirs under a shared path",
+		d.opts.ProbeDir, why)
 }
 
 // probeBindMount mounts a fresh host directory holding one file into a

@@ -62,9 +62,11 @@ func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
 	if _, separate := h.a.t.Task.StepSeparateVerifier(step); separate && step != "" {
 		return // the step's own image grades it
 	}
-	if st, err := h.a.s.Engine.State(ctx, h.container); err != nil || !st.Running {
-		h.checked(step, nil, "the task's container stopped during the agent's phase")
-		return
+	if h.agentEnd == nil {
+		if st, err := h.a.s.Engine.State(ctx, h.container); err != nil || !st.Running {
+			h.checked(step, nil, "the task's container stopped during the agent's phase")
+			return
+		}
 	}
 	h.inspect(ctx, step, h.agentStart)
 }
@@ -100,6 +102,9 @@ func sharedVerifier(t *tasks.Task) bool {
 // it; the engine's list of what changed in it is taken first.
 func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) error {
 	h.stoppedChanges = nil
+	if ag.TimedOut {
+		h.agentEnd = nil
+	}
 	if !ag.TimedOut || !inspected(h.a.t, false) {
 		return nil
 	}
@@ -173,8 +178,12 @@ func (h *harborTrial) addTamper(findings ...tamper.Finding) {
 
 func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]tamper.Finding, []string, error) {
 	s, t := h.a.s, h.a.t
-	target, err := s.Engine.State(ctx, h.container)
-	if err != nil {
+	var target sandbox.State
+	var err error
+	if h.agentEnd != nil {
+		// Checked again once read, below.
+		target = *h.agentEnd
+	} else if target, err = s.Engine.State(ctx, h.container); err != nil {
 		return nil, nil, err
 	}
 	if !target.Running || target.Pid <= 0 {

@@ -44,6 +44,11 @@ type harborTrial struct {
 	workdir   string // the work dir in the container
 	container string // the trial's one container
 	started   time.Time
+	// agentEnd is the container's state as the agent's phase ended, while
+	// it still holds (nil once the container was started again): the
+	// tamper inspector starts from it rather than asking the engine, which
+	// answers only once the work dir's copy out, beside it, is done.
+	agentEnd *sandbox.State
 	// before are the container's processes when the first agent phase
 	// began (or when it was started again): the image's entrypoint's,
 	// listed by beforeAt.
@@ -312,6 +317,10 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		}
 		return nil
 	})
+	h.agentEnd = nil
+	if after != nil && after.Running && after.Pid > 0 {
+		h.agentEnd = after
+	}
 	oomKilled := false
 	if after != nil {
 		oomKilled = after.OOMKilled
@@ -489,6 +498,7 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		return err
 	}
 	if !st.Running {
+		h.agentEnd = nil
 		if err := eng.Restart(ctx, h.container); err != nil {
 			return fmt.Errorf("start the task's container again for %s: %w", who, err)
 		}

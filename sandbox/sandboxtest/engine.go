@@ -209,7 +209,13 @@ func (e *Engine) Preflight(context.Context) (sandbox.Info, error) {
 		return sandbox.Info{}, err
 	}
 	return sandbox.Info{ServerVersion: "fake", APIVersion: "1.41", StorageDriver: "fake", CgroupVersion: "2",
-		BindMountOK: true, CPUs: 2, Memory: 8 << 30, FreeDisk: -1}, nil
+		CPUs: 2, Memory: 8 << 30, FreeDisk: -1}, nil
+}
+
+// ProbeBindMount: a fake's bind mounts are always visible.
+func (e *Engine) ProbeBindMount(context.Context) (bool, string) {
+	_, _ = e.call("ProbeBindMount", "")
+	return true, ""
 }
 
 func (e *Engine) EnsureImage(_ context.Context, spec sandbox.BuildSpec) (sandbox.Image, error) {
