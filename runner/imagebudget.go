@@ -103,9 +103,9 @@ type CachedImage struct {
 
 // CachedImages lists the cached task images, one per tag, with their last
 // use and own size from the index in indexDir. The engine's disk usage
-// (seconds on a large engine) is asked for only when fresh, or when an
-// image's own size is neither in the listing nor in the index; the sizes
-// it gives are kept in the index. Index entries of images no longer on the
+// (seconds on a large engine) is asked for only when fresh; an image whose
+// own size is neither in the listing nor in the index is measured from its
+// layers (MeasureImages), and the sizes found are kept in the index. Index entries of images no longer on the
 // engine (removed by hand) are dropped.
 func CachedImages(ctx context.Context, store sandbox.ImageStore, indexDir string, fresh bool) ([]CachedImage, error) {
 	listed := time.Now()
@@ -134,7 +134,21 @@ func CachedImages(ctx context.Context, store sandbox.ImageStore, indexDir string
 		missing = missing || list[i].Size < 0
 	}
 	if missing {
-		sizes, err := store.TaskImageSizes(ctx)
+		var sizes map[string]int64
+		if fresh {
+			sizes, err = store.TaskImageSizes(ctx)
+		} else {
+			// Images no build of this index recorded (loaded, or built
+			// by another user): measured from their layers, not from
+			// the disk usage.
+			var ids []string
+			for _, img := range list {
+				if img.Size < 0 {
+					ids = append(ids, img.ID)
+				}
+			}
+			sizes, err = store.MeasureImages(ctx, ids)
+		}
 		if err != nil {
 			return nil, err
 		}

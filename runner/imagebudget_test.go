@@ -22,7 +22,8 @@ type fakeImageStore struct {
 	removed []string
 	fail    string           // a ref whose removal fails
 	sizes   map[string]int64 // the disk usage's own sizes, by ID
-	dfCalls int
+	dfCalls  int
+	measured []string // the ids MeasureImages was asked for
 }
 
 func (f *fakeImageStore) TaskImages(context.Context) ([]sandbox.CachedImage, error) {
@@ -33,6 +34,14 @@ func (f *fakeImageStore) TaskImageSizes(context.Context) (map[string]int64, erro
 	out := map[string]int64{}
 	for _, img := range f.imgs {
 		out[img.ID] = f.sizes[img.ID]
+	}
+	return out, nil
+}
+func (f *fakeImageStore) MeasureImages(_ context.Context, ids []string) (map[string]int64, error) {
+	f.measured = append(f.measured, ids...)
+	out := map[string]int64{}
+	for _, id := range ids {
+		out[id] = f.sizes[id]
 	}
 	return out, nil
 }
@@ -86,8 +95,8 @@ func TestPruneImagesByLastUse(t *testing.T) {
 func (f *fakeImageStore) TaskImageRepos(context.Context) (map[string]bool, error) { return nil, nil }
 
 // A listing takes own sizes from the image list, else from the index
-// (recorded by a build); the engine's disk usage is asked only for what
-// neither knows, or for everything with fresh, and what it says is kept.
+// (recorded by a build), else measures them from the images' layers; the
+// engine's disk usage is asked only with fresh. What is measured is kept.
 // Index entries of images gone from the engine are dropped.
 func TestCachedImagesSizes(t *testing.T) {
 	ctx := context.Background()
@@ -125,18 +134,19 @@ func TestCachedImagesSizes(t *testing.T) {
 	list, err = CachedImages(ctx, store, dir, false)
 	require.NoError(t, err)
 	assert.Equal(t, int64(12), sizeOf(list)["flightdeck/moved:1"])
-	assert.Equal(t, 1, store.dfCalls)
+	assert.Equal(t, []string{"m"}, store.measured, "measured from its layers: only the image without a figure")
+	assert.Zero(t, store.dfCalls, "no disk usage")
 	uses, err = idx.Read()
 	require.NoError(t, err)
 	assert.Equal(t, imagecache.Use{LastUsed: uses["flightdeck/moved:1"].LastUsed, Runs: []string{"run-2"}, SizeOf: "m", Size: 12},
 		uses["flightdeck/moved:1"], "the measured size is kept, the use too")
 	_, err = CachedImages(ctx, store, dir, false)
 	require.NoError(t, err)
-	assert.Equal(t, 1, store.dfCalls, "kept: not asked again")
+	assert.Equal(t, []string{"m"}, store.measured, "kept: not measured again")
 
 	list, err = CachedImages(ctx, store, dir, true)
 	require.NoError(t, err)
-	assert.Equal(t, 2, store.dfCalls)
+	assert.Equal(t, 1, store.dfCalls, "fresh: the disk usage")
 	assert.Equal(t, map[string]int64{"flightdeck/listed:1": 6, "flightdeck/built:1": 71, "flightdeck/moved:1": 12}, sizeOf(list), "fresh: all measured anew")
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,6 +41,9 @@ type ImageStore interface {
 	// TaskImageSizes is the own size of every task image, by image ID,
 	// from the engine's disk usage: seconds on a large engine.
 	TaskImageSizes(ctx context.Context) (map[string]int64, error)
+	// MeasureImages is the own size of the task images ids, each its
+	// size less its base image's, from their layers: no disk usage.
+	MeasureImages(ctx context.Context, ids []string) (map[string]int64, error)
 	// SaveImages writes the images refs name, with their layers, as one
 	// `docker save` tar stream.
 	SaveImages(ctx context.Context, refs []string, w io.Writer) error
@@ -111,6 +115,58 @@ func (d *Docker) TaskImageSizes(ctx context.Context) (map[string]int64, error) {
 		if img.Labels[LabelKind] == KindTaskImage {
 			out[img.ID] = ownSize(img.Size, img.SharedSize)
 		}
+	}
+	return out, nil
+}
+
+// MeasureImages is the own size of each of the task images ids: its size
+// less that of the largest image (not a task image) whose layers it
+// starts with, its base. It asks for the image list and a few image
+// inspections, never the disk usage.
+func (d *Docker) MeasureImages(ctx context.Context, ids []string) (map[string]int64, error) {
+	list, err := d.api.ImageList(ctx, client.ImageListOptions{})
+	if err != nil {
+		return nil, engineErr("list images", err)
+	}
+	type candidate struct {
+		id     string
+		size   int64
+		layers []string
+		read   bool
+	}
+	var bases []*candidate
+	for _, img := range list.Items {
+		if img.Labels[LabelKind] != KindTaskImage {
+			bases = append(bases, &candidate{id: img.ID, size: img.Size})
+		}
+	}
+	slices.SortFunc(bases, func(a, b *candidate) int { return cmp.Compare(b.size, a.size) })
+	out := map[string]int64{}
+	for _, id := range ids {
+		img, err := d.api.ImageInspect(ctx, id)
+		if cerrdefs.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, engineErr("inspect image "+short(id), err)
+		}
+		own := img.Size
+		for _, b := range bases {
+			if b.size > img.Size {
+				continue
+			}
+			if !b.read {
+				b.read = true
+				if bi, err := d.api.ImageInspect(ctx, b.id); err == nil {
+					b.layers = bi.RootFS.Layers
+				}
+			}
+			if len(b.layers) > 0 && len(b.layers) <= len(img.RootFS.Layers) && slices.Equal(b.layers, img.RootFS.Layers[:len(b.layers)]) {
+				own = img.Size - b.size
+				break
+			}
+		}
+		out[id] = max(own, 0)
 	}
 	return out, nil
 }
