@@ -18,10 +18,10 @@ import (
 // (the engine's listing and removal are tested in sandbox and by the
 // images script).
 type fakeImageStore struct {
-	imgs    []sandbox.CachedImage
-	removed []string
-	fail    string           // a ref whose removal fails
-	sizes   map[string]int64 // the disk usage's own sizes, by ID
+	imgs     []sandbox.CachedImage
+	removed  []string
+	fail     string           // a ref whose removal fails
+	sizes    map[string]int64 // the disk usage's own sizes, by ID
 	dfCalls  int
 	measured []string // the ids MeasureImages was asked for
 }
