@@ -410,9 +410,8 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 	}
 	// The bind mount's probe (a container created and read, and removed)
 	// only ever warns: it goes beside the run's start.
-	pctx := context.WithoutCancel(ctx)
 	s.later(func() {
-		if ok, warning := eng.ProbeBindMount(pctx); !ok {
+		if ok, warning := eng.ProbeBindMount(ctx); !ok && ctx.Err() == nil {
 			s.progress.line("engine: " + warning)
 		}
 	})
