@@ -314,7 +314,7 @@ func (d *Docker) buildOnce(ctx context.Context, spec BuildSpec, in buildInput) (
 		return Image{}, err
 	}
 	img.ID, img.Built = id, true
-	if n := d.builtSize(ctx, in.tag, in.plan.Bases); n >= 0 {
+	if n := d.builtSize(ctx, id); n >= 0 {
 		img.OwnSize, img.Sized = n, true
 	}
 	return img, nil

@@ -171,26 +171,14 @@ func (d *Docker) MeasureImages(ctx context.Context, ids []string) (map[string]in
 	return out, nil
 }
 
-// builtSize is the own size of a task image just built: its size less
-// that of the base (among bases) whose layers it starts with. Several task
-// images on one base share only the base's layers, so this is what
-// removing it frees. -1 when it cannot be told.
-func (d *Docker) builtSize(ctx context.Context, ref string, bases []string) int64 {
-	img, err := d.api.ImageInspect(ctx, ref)
-	if err != nil {
-		return -1
+// builtSize is the own size of a task image just built (MeasureImages);
+// -1 when it cannot be told.
+func (d *Docker) builtSize(ctx context.Context, id string) int64 {
+	sizes, err := d.MeasureImages(ctx, []string{id})
+	if n, ok := sizes[id]; err == nil && ok {
+		return n
 	}
-	var baseSize int64
-	for _, b := range bases {
-		bi, err := d.api.ImageInspect(ctx, b)
-		if err != nil || bi.Size < baseSize || len(bi.RootFS.Layers) > len(img.RootFS.Layers) {
-			continue
-		}
-		if slices.Equal(bi.RootFS.Layers, img.RootFS.Layers[:len(bi.RootFS.Layers)]) {
-			baseSize = bi.Size
-		}
-	}
-	return max(img.Size-baseSize, 0)
+	return -1
 }
 
 // diskUsage asks for the images' disk usage. The engine computes one at a
