@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/flightdeck/flightdeck/runner/imagecache"
-	"github.com/flightdeck/flightdeck/sandbox"
 )
 
 // Targets of `images ls` with many cached task images (issue 35).
@@ -31,37 +30,12 @@ type imagesLsFigures struct {
 }
 
 // imagesList makes n small task images (FROM the base image, a label of
-// their own: no layer is built) through the runner's build path, so the
-// index records their sizes, then times the three listings.
+// their own: no layer of their own) and records their sizes in an image
+// index as a build does, then times the three listings.
 func (b *bench) imagesList(ctx context.Context, n, reps int) (*imagesLsFigures, error) {
-	dir := filepath.Join(b.ws.root, "ls-images")
 	cache := filepath.Join(b.ws.root, "ls-cache")
-	idx := imagecache.Open(cache)
-	for i := range n {
-		ctxDir := filepath.Join(dir, fmt.Sprintf("t%03d", i))
-		if err := os.MkdirAll(ctxDir, 0o755); err != nil {
-			return nil, err
-		}
-		df := fmt.Sprintf("FROM flightdeck/base:bookworm\nLABEL bench.ls=%d\n", i)
-		if err := os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte(df), 0o644); err != nil {
-			return nil, err
-		}
-		img, err := b.docker.EnsureImage(ctx, sandbox.BuildSpec{Name: fmt.Sprintf("bench-ls-%03d", i), ContextDir: ctxDir,
-			Labels: map[string]string{sandbox.LabelRun: b.runID}})
-		if err != nil {
-			return nil, fmt.Errorf("images ls benchmark: image %d: %w", i, err)
-		}
-		b.images = append(b.images, img.Ref)
-		t := imagecache.Touched{Ref: img.Ref}
-		if img.Sized {
-			t.ID, t.Size = img.ID, img.OwnSize
-		}
-		if err := idx.Touch([]imagecache.Touched{t}, b.runID, time.Now()); err != nil {
-			return nil, err
-		}
-		if (i+1)%25 == 0 {
-			b.logf("images ls: %d/%d task images made", i+1, n)
-		}
+	if err := b.makeTaskImages(ctx, filepath.Join(b.ws.root, "ls-images"), cache, n); err != nil {
+		return nil, fmt.Errorf("images ls benchmark: %w", err)
 	}
 	f := &imagesLsFigures{made: n}
 	env := append(os.Environ(), imagecache.DirEnv+"="+cache)
