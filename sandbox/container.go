@@ -46,6 +46,11 @@ func (d *Docker) Start(ctx context.Context, spec ContainerSpec) (_ Container, er
 		hostCfg.PidMode = container.PidMode("host")
 		hostCfg.CapAdd = append(hostCfg.CapAdd, "SYS_PTRACE")
 	}
+	if spec.ReadLayers {
+		if m := d.layersMount(ctx); m != nil {
+			hostCfg.Mounts = append(hostCfg.Mounts, *m)
+		}
+	}
 	if spec.NetworkOf != "" {
 		hostCfg.NetworkMode = container.NetworkMode("container:" + spec.NetworkOf)
 		netCfg = nil
@@ -180,6 +185,9 @@ func (d *Docker) State(ctx context.Context, containerID string) (State, error) {
 		return State{}, nil
 	}
 	st := State{Running: s.Running || s.Restarting, ExitCode: s.ExitCode, OOMKilled: s.OOMKilled, Pid: s.Pid}
+	if g := res.Container.GraphDriver; g != nil && st.Running {
+		st.Layer = d.writableLayer(ctx, g.Data["UpperDir"])
+	}
 	if s.Health != nil {
 		st.Health = string(s.Health.Status)
 		if n := len(s.Health.Log); n > 0 {

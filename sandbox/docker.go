@@ -23,6 +23,9 @@ type Docker struct {
 	// ancestry remembers, per image and directory, what makeDirs found
 	// of the directory in a container just created from the image.
 	ancestry ancestryCache
+	// layerStore is where the engine keeps containers' writable layers,
+	// for ContainerSpec.ReadLayers and State.Layer.
+	layerStore layerStore
 }
 
 // Options tune a Docker engine. The zero value is what flightdeck uses.

@@ -249,6 +249,12 @@ type ContainerSpec struct {
 	// in the other container can change, and from where that container's
 	// processes can neither see nor signal it.
 	HostPID bool
+	// ReadLayers mounts the engine's store of containers' writable layers
+	// read-only at LayersDir, where the engine keeps one (State.Layer):
+	// flightdeck's own inspector reads what a container wrote there
+	// without walking the whole of its filesystem. Never for a container
+	// of a task's.
+	ReadLayers bool
 	// NetAdmin gives the container CAP_NET_ADMIN: only flightdeck's own
 	// egress gateway, whose rules the containers joining it cannot change.
 	NetAdmin bool
@@ -388,6 +394,11 @@ type State struct {
 	// timeout (2s)"): a probe that times out on a loaded machine reads
 	// differently from a service that is down.
 	HealthLast string
+	// Layer is the running container's writable layer (what it added,
+	// changed or deleted against its image; a deleted file is a character
+	// device 0,0 there) as a container started with ReadLayers sees it:
+	// "" when the engine keeps no such layer in a store of its own.
+	Layer string
 }
 
 // ReapOptions selects what Reap removes.

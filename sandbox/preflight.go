@@ -40,6 +40,7 @@ func (d *Docker) Preflight(ctx context.Context) (Info, error) {
 	}
 	answered := time.Now()
 	si := sys.Info
+	d.layerStore.set(si.DockerRootDir, si.Driver)
 	info := Info{
 		ServerVersion: ver.Version,
 		APIVersion:    d.api.ClientVersion(),

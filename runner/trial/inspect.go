@@ -199,7 +199,11 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	stamp := strconv.FormatFloat(float64(engineSince.UnixNano())/1e9, 'f', 3, 64)
 	sc := tamper.Scope{WorkDir: h.workdir, PathDirs: tamper.PathDirs(imagePath(h.info.Env)),
 		Oracle: t.Variant.Agent == suite.AgentOracle}
-	out, err := h.runInspector(ctx, c.ID, append([]string{pid, "list", stamp, h.workdir}, tamper.Unwalked(sc.PathDirs)...)...)
+	var env []string
+	if target.Layer != "" {
+		env = []string{"INSPECT_LAYER=" + target.Layer}
+	}
+	out, err := h.runInspector(ctx, c.ID, env, append([]string{pid, "list", stamp, h.workdir}, tamper.Unwalked(sc.PathDirs)...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -219,7 +223,7 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 			}
 			args = append(args, f.Path)
 		}
-		if out, err = h.runInspector(ctx, c.ID, args...); err != nil {
+		if out, err = h.runInspector(ctx, c.ID, nil, args...); err != nil {
 			return nil, nil, err
 		}
 		findings, installed = tamper.Judge(candidates, parseRecords(out))
@@ -296,14 +300,14 @@ func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, p
 	return out, nil
 }
 
-// runInspector runs inspect.sh with args in the inspector and returns its
-// output.
-func (h *harborTrial) runInspector(ctx context.Context, id string, args ...string) ([]byte, error) {
+// runInspector runs inspect.sh with args (and env) in the inspector and
+// returns its output.
+func (h *harborTrial) runInspector(ctx context.Context, id string, env []string, args ...string) ([]byte, error) {
 	outPath := filepath.Join(h.a.scratch, "inspect.out")
 	errPath := filepath.Join(h.a.scratch, "inspect.err")
 	cmd := append([]string{"bash", "-c", inspectScript, "inspect.sh"}, args...)
 	mode := args[1]
-	res, err := h.a.s.Engine.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, User: "0", StdoutPath: outPath, StderrPath: errPath,
+	res, err := h.a.s.Engine.Exec(ctx, id, sandbox.ExecSpec{Cmd: cmd, Env: env, User: "0", StdoutPath: outPath, StderrPath: errPath,
 		MaxOutput: 64 << 20, Timeout: inspectTimeout})
 	if err == nil && (res.TimedOut || res.ExitCode != 0) {
 		msg, _ := os.ReadFile(errPath)
@@ -443,7 +447,7 @@ func (in *Inspector) container(ctx context.Context) (string, error) {
 	}
 	c, err := in.eng.Start(ctx, sandbox.ContainerSpec{
 		Image: images.Fallback, Name: "inspect-" + in.runID, RunID: in.runID,
-		HostPID: true, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
+		HostPID: true, ReadLayers: true, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
 	})
 	if err != nil {
 		if c.ID != "" {

@@ -12,7 +12,10 @@
 #                                    (seconds since the epoch), outside
 #                                    WORKDIR, the UNWALKED trees (find -path
 #                                    patterns), /proc, /sys, /dev and other
-#                                    mounts: "TYPE PATH\0"; then the
+#                                    mounts: "TYPE PATH\0" (with
+#                                    $INSPECT_LAYER, the container's
+#                                    writable layer, only what it holds is
+#                                    looked at: see layer_list); then the
 #                                    container's processes, "P PID START\0"
 #                                    (START: clock ticks since boot), and
 #                                    "K TICKS UPTIME NOW\0" (ticks a second,
@@ -40,6 +43,59 @@ pid="$1"
 root="/proc/$1/root"
 shift
 cd "$root" || { echo "inspect.sh: cannot read the container's filesystem" >&2; exit 3; }
+# layer_list prints what the list mode's walk of the whole filesystem
+# prints, looking only at what can have changed: the files the
+# container's writable layer ($INSPECT_LAYER) holds (a file the container
+# created, changed or whose attributes it changed is there, with the
+# same change time), and the files mounted into the container that the
+# walk would meet (those on the root filesystem's directories). Each is
+# then looked at in the container's own view, as the walk looks at it:
+# a deleted file's mark in the layer is not there, nor a file a mount
+# hides. It fails, having printed nothing, when there is no layer or it
+# cannot be read; the caller walks the whole filesystem instead.
+layer_list() {
+	[ -n "${INSPECT_LAYER:-}" ] && [ -d "$INSPECT_LAYER" ] || return 1
+	local found
+	found="$(mktemp)" || return 1
+	if ! (cd "$INSPECT_LAYER" && find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -print0) >"$found"; then
+		rm -f "$found"
+		return 1
+	fi
+	# A pruned tree's own files are pruned too when named one by one.
+	local under=() i
+	for ((i = 0; i < ${#prune[@]}; i++)); do
+		if [ "${prune[$i]}" = -path ]; then
+			under+=(-path "${prune[$((i + 1))]}" -o -path "${prune[$((i + 1))]}/*" -o)
+		fi
+	done
+	unset 'under[${#under[@]}-1]'
+	perl -e '
+my ($pid, $found) = @ARGV;
+open(my $m, "<", "/proc/$pid/mountinfo") or die "inspect.sh: cannot read the container'"'"'s mounts\n";
+my @mounts;
+while (<$m>) {
+	my $p = (split / /)[4];
+	$p =~ s/\\([0-7]{3})/chr(oct($1))/ge;
+	push @mounts, $p if $p ne "/";
+}
+my %seen;
+my $hidden = sub { my ($p) = @_; grep { $_ ne $p && index($p, "$_/") == 0 } @mounts };
+open(my $f, "<", $found) or die "inspect.sh: $found: $!\n";
+local $/ = "\0";
+while (my $p = <$f>) {
+	chomp $p;
+	substr($p, 0, 1) = "";
+	print ".$p\0" unless $hidden->($p) || $seen{$p}++;
+}
+for my $p (@mounts) { print ".$p\0" unless $hidden->($p) || $seen{$p}++ }
+' "$pid" "$found" | find -files0-from - -maxdepth 0 \( "${under[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y %p\0' 2>/dev/null |
+		sed -z 's|^\(.\) \./|\1 /|'
+	local rc=("${PIPESTATUS[@]}")
+	rm -f "$found"
+	# perl prints nothing unless it read both lists.
+	[ "${rc[0]}" = 0 ]
+}
+
 case "$1" in
 list)
 	since="$2"
@@ -49,7 +105,9 @@ list)
 	[ -n "$wd" ] && prune+=(-o -path "./$wd")
 	shift 3 2>/dev/null || shift $#
 	for u in "$@"; do prune+=(-o -path "./${u#/}"); done
-	find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0' | head -z -n 100000
+	if ! layer_list; then
+		find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0'
+	fi | head -z -n 100000
 	ns="$(stat -L -c %i "/proc/$pid/ns/pid")"
 	stat -L -c '%i %n' /proc/[0-9]*/ns/pid 2>/dev/null | awk -v ns="$ns" '$1 == ns {
 		split($2, a, "/"); f = "/proc/" a[3] "/stat"

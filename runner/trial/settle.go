@@ -83,7 +83,7 @@ func (h *harborTrial) settle(ctx context.Context) {
 		if err != nil {
 			return err
 		}
-		out, err := h.runInspector(ctx, inspector, strconv.Itoa(st.Pid), "settle", strconv.FormatInt(settleQuiet.Milliseconds(), 10),
+		out, err := h.runInspector(ctx, inspector, nil, strconv.Itoa(st.Pid), "settle", strconv.FormatInt(settleQuiet.Milliseconds(), 10),
 			strconv.FormatInt(settleCPU.Milliseconds(), 10), strconv.FormatInt(settleMost.Milliseconds(), 10))
 		if err != nil {
 			return err
