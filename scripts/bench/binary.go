@@ -18,16 +18,25 @@ import (
 
 // binaryRun is one run of the built flightdeck binary.
 type binaryRun struct {
-	wall  time.Duration
-	vmHWM int64 // kB: the process's peak resident set, read from /proc until it exited
-	rec   *results.RunRecord
+	started time.Time
+	wall    time.Duration
+	vmHWM   int64 // kB: the process's peak resident set, read from /proc until it exited
+	rec     *results.RunRecord
 }
 
 // runBinary runs `flightdeck args...` in the workspace and, for `run
 // --json`, parses the run.json it prints.
 func (b *bench) runBinary(ctx context.Context, args ...string) (*binaryRun, error) {
+	return b.runBinaryEnv(ctx, nil, args...)
+}
+
+// runBinaryEnv is runBinary with env added to the bench's environment.
+func (b *bench) runBinaryEnv(ctx context.Context, env []string, args ...string) (*binaryRun, error) {
 	cmd := exec.CommandContext(ctx, b.bin, args...)
 	cmd.Dir = b.ws.root
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out bytes.Buffer
 	errOut := &stampedLines{}
 	cmd.Stdout, cmd.Stderr = &out, errOut
@@ -41,7 +50,7 @@ func (b *bench) runBinary(ctx context.Context, args ...string) (*binaryRun, erro
 	err := cmd.Wait()
 	wall := time.Since(start)
 	close(stop)
-	r := &binaryRun{wall: wall, vmHWM: <-hwm}
+	r := &binaryRun{started: start, wall: wall, vmHWM: <-hwm}
 	if err != nil {
 		return nil, fmt.Errorf("flightdeck %s: %v\n%s", strings.Join(args, " "), err, errOut.tail(10))
 	}

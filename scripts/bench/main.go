@@ -144,6 +144,9 @@ func run(ctx context.Context, p plan, quick bool, out, bin, profiles string) (er
 	if rep.trials, err = b.trialRounds(ctx, p.rounds, p.attempts); err != nil {
 		return err
 	}
+	if rep.timeline, err = b.oracleTimelineRuns(ctx, timelineRuns); err != nil {
+		return err
+	}
 	if rep.compose, err = b.composeRounds(ctx, p.composeRounds); err != nil {
 		return err
 	}

@@ -54,6 +54,7 @@ type report struct {
 	jobs          *jobsFigures
 	memory        *memoryFigures
 	cachedProfile []string
+	timeline      *oracleTimeline // one oracle run's engine calls
 }
 
 // target is one row of the targets table.
@@ -73,7 +74,7 @@ func verdict(met bool) string {
 func (r *report) targets() []target {
 	t := r.trials
 	nop, floor, cli, cli1 := t.nop.median(), t.floor.median(), t.cli.median(), t.cli1.median()
-	hb, orun, ocli, hfloor := t.harbor.median(), t.oracle.run.median(), t.oracle.cli.median(), t.harborFloor.median()
+	hb, ho, orun, ocli, hfloor := t.harbor.median(), t.harborOracle.median(), t.oracle.run.median(), t.oracle.cli.median(), t.harborFloor.median()
 	dMBps := mbps(r.digest.bytes, r.digest.digest.median())
 	rMBps := mbps(r.digest.bytes, r.digest.raw.median())
 	j1, j2 := r.jobs.perMin[1].median(), r.jobs.perMin[2].median()
@@ -89,11 +90,11 @@ func (r *report) targets() []target {
 			section:  "#one-oracle-run-vs-the-cli-and-the-harbor-floor",
 		},
 		{
-			name:     "Harbor-shape trial (the Harbor task, nop agent, a run's later trials, tamper inspection on) vs the Harbor floor",
-			measured: fmt.Sprintf("trial %s, Harbor floor %s", ms(hb), ms(hfloor)),
+			name:     "Harbor-shape trial (the Harbor task, oracle agent, a run's later trials, tamper inspection on) vs the Harbor floor (the same work as engine calls alone)",
+			measured: fmt.Sprintf("trial %s, Harbor floor %s", ms(ho), ms(hfloor)),
 			goal:     fmt.Sprintf("≤ %.2f × Harbor floor", issue34HarborFloor),
-			ratio:    fmt.Sprintf("%.2f ×", hb/hfloor),
-			met:      hb <= issue34HarborFloor*hfloor,
+			ratio:    fmt.Sprintf("%.2f ×", ho/hfloor),
+			met:      ho <= issue34HarborFloor*hfloor,
 			section:  "#the-harbor-trial-vs-the-harbor-floor-call-by-call",
 		},
 		{
@@ -310,6 +311,9 @@ func (r *report) writeOracle(w writer) {
 	w("  limits), CopyIn solution/, Exec solve.sh, CopyIn tests/, Exec test.sh (after `mkdir -p /logs/verifier`),\n")
 	w("  CopyOut the reward, Remove. No process start, no CLI, no flightdeck trial code: what the engine takes\n")
 	w("  for the trial, call by call in [the Harbor trial vs the Harbor floor](#the-harbor-trial-vs-the-harbor-floor-call-by-call).\n\n")
+	if r.timeline != nil {
+		r.timeline.markdown(w)
+	}
 }
 
 func (r *report) writeTrial(w writer) {
@@ -337,7 +341,8 @@ func (r *report) writeTrial(w writer) {
 	w("| **flightdeck trial of the Harbor task, nop agent** (a run's 2nd and later trials) | **%s** |\n", t.harbor.spread())
 	w("| flightdeck trial of the Harbor task, a run's first trial (also seeds the run's copy of the image's work dir) | %s |\n", t.harborFirst.spread())
 	w("| **Harbor floor** (the Harbor task's oracle trial as engine calls alone, one container) | **%s** |\n", t.harborFloor.spread())
-	w("| flightdeck trial of the Harbor task / Harbor floor (the trial runs no solve.sh; the floor does) | %.2f × |\n", t.harbor.median()/t.harborFloor.median())
+	w("| **flightdeck trial of the Harbor task, oracle agent** (a run's later trials, inspected after the agent) | **%s** |\n", t.harborOracle.spread())
+	w("| flightdeck oracle trial of the Harbor task / Harbor floor (the same work) | %.2f × |\n", t.harborOracle.median()/t.harborFloor.median())
 	w("| **CLI reference trial, --one-container (Harbor's shape), the Harbor task** | **%s** |\n", t.cli1.spread())
 	w("| flightdeck command-agent trial / CLI reference (both run an agent's `true` and grade in a fresh container) | %.2f × |\n\n", t.cmd.median()/t.cli.median())
 	w("- **floor**: two bare container runs of the task image through the engine API, as `sandbox.Docker`\n")
@@ -457,6 +462,9 @@ func (r *report) writeWhere(w writer) {
 	writeBreakdown(w, t.cmdBreakdown)
 	w("The Harbor task's nop trial (%d trials, a run's first left out), the same way:\n\n", t.harborBreakdown.trials)
 	writeBreakdown(w, t.harborBreakdown)
+	w("The Harbor task's oracle trial (%d trials, each a run's later trial, inspected after its agent), the same way:\n\n",
+		t.harborOracleBreakdown.trials)
+	writeBreakdown(w, t.harborOracleBreakdown)
 	w("The floor's bare containers, per container: Start %s, Exec %s, Remove %s. flightdeck's containers also\n",
 		ms(t.floorStart.median()), ms(t.floorExec.median()), ms(t.floorRemove.median()))
 	w("carry bind mounts (the work dir, the reward dir) and its Exec captures output to a log file.\n\n")
@@ -580,7 +588,7 @@ func (r *report) whereOracle(w writer) {
 		text += fmt.Sprintf(" Its workdir phase seeds the run's copy of the image's work dir (the base the "+
 			"evidence is compared with) through a short-lived container of its own (start, copy out, remove): "+
 			"a run's first trial pays it, so a one-trial run always does; a later trial of a run skips it "+
-			"(the Harbor task's nop trials above: workdir %s).", ms(later))
+			"(the Harbor task's later trials above: workdir %s).", ms(later))
 	}
 	text += " Beyond the CLI's steps, the trial also copies the work dir out for evidence, makes /tests and " +
 		"/logs/verifier anew with an exec of its own, lists the container's processes before the agent and " +
@@ -605,20 +613,12 @@ func (r *report) writeHarborFloor(w writer) {
 		w("| %s | %s | %s |\n", c.name, c.method, took.spread())
 	}
 	w("| **Harbor floor** | | **%s** |\n\n", t.harborFloor.spread())
-	w("%s\n\n", wrap(fmt.Sprintf("Beside it, the engine calls of one flightdeck trial of the Harbor task (nop agent, "+
-		"%d trials, a run's first left out, tamper inspection on), every call of the trial summed by method "+
-		"wherever it was made (its phases above, the tamper inspector's container included), and the floor's "+
-		"calls the same way; medians per trial, which need not add up to the totals.", t.harborBreakdown.trials), 103))
-	writeMethodTable(w, t.harborBreakdown, t.harborFloorMethods(), t.harbor.median(), t.harborFloor.median())
-	var oracle float64
-	for i, c := range harborFloorCalls {
-		if c.oracle && i < len(t.harborFloorByCall) {
-			oracle += t.harborFloorByCall[i].median()
-		}
-	}
-	w("%s\n\n", wrap(fmt.Sprintf("The nop trial copies no solution/ in and runs no solve.sh: the floor's first CopyIn "+
-		"and Exec (%s together) are the oracle's work, which the floor does and the trial does not, so the trial's "+
-		"distance to a floor of its own work is that much larger than the totals show.", ms(oracle)), 103))
+	w("%s\n\n", wrap(fmt.Sprintf("Beside it, the engine calls of one flightdeck oracle trial of the Harbor task (%d "+
+		"trials, each a run's later trial, tamper inspection on: the floor's work and flightdeck's own), every call "+
+		"of the trial summed by method wherever it was made (its phases above, the tamper inspector's container "+
+		"included), and the floor's calls the same way; medians per trial, which need not add up to the totals.",
+		t.harborOracleBreakdown.trials), 103))
+	writeMethodTable(w, t.harborOracleBreakdown, t.harborFloorMethods(), t.harborOracle.median(), t.harborFloor.median())
 }
 
 // writeMethodTable writes a trial's engine calls by method beside a

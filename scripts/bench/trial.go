@@ -18,6 +18,9 @@ type trialFigures struct {
 	cmd                                samples // flightdeck, command agent `true` (an agent's container)
 	harbor                             samples // flightdeck, the Harbor task, nop agent, after the run's first trial
 	harborFirst                        samples // the Harbor task's run's first trial
+	// harborOracle is flightdeck's oracle trial of the Harbor task, a
+	// run's later trial, tamper inspection on: the Harbor floor's work.
+	harborOracle samples
 	// harborFloor is the Harbor floor (harborFloorOnce): one Harbor-shape
 	// oracle trial's engine calls and nothing else; harborFloorByCall
 	// splits it by call, in harborFloorCalls order.
@@ -30,6 +33,7 @@ type trialFigures struct {
 	oracle                     *oracleFigures
 	nopBreakdown, cmdBreakdown breakdown
 	harborBreakdown            breakdown
+	harborOracleBreakdown      breakdown
 }
 
 // trialRounds measures, per round: the floor; the CLI reference runner's
@@ -44,7 +48,7 @@ func (b *bench) trialRounds(ctx context.Context, rounds, attempts int) (*trialFi
 	if err != nil {
 		return nil, err
 	}
-	harborSuite, _, err := b.ws.suiteOf("harbor", b.ws.harbor, attempts, 1, nopVariant)
+	harborSuite, _, err := b.ws.suiteOf("harbor", b.ws.harbor, attempts, 1, nopVariant, oracleVariant)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +56,7 @@ func (b *bench) trialRounds(ctx context.Context, rounds, attempts int) (*trialFi
 		return nil, err
 	}
 	f := &trialFigures{oracle: newOracleFigures()}
-	var nopSamples, cmdSamples, harborSamples []sample
+	var nopSamples, cmdSamples, harborSamples, harborOracleSamples []sample
 	steps := []func() error{
 		func() error {
 			s, err := b.floorOnce(ctx)
@@ -120,6 +124,15 @@ func (b *bench) trialRounds(ctx context.Context, rounds, attempts int) (*trialFi
 				f.harbor = append(f.harbor, r.trialTime(t).Seconds())
 				harborSamples = append(harborSamples, sampleOf(r, t))
 			}
+			// The oracle's trials come after the run's first (a nop's):
+			// each is a later trial, inspected after its agent.
+			for _, t := range r.trialsOf(oracleVariant.name) {
+				if r.byTrial[t].TamperCheck == nil || !r.byTrial[t].TamperCheck.Checked {
+					return fmt.Errorf("the Harbor task's oracle trial %s was not inspected", t)
+				}
+				f.harborOracle = append(f.harborOracle, r.trialTime(t).Seconds())
+				harborOracleSamples = append(harborOracleSamples, sampleOf(r, t))
+			}
 			return nil
 		},
 		func() error {
@@ -156,6 +169,7 @@ func (b *bench) trialRounds(ctx context.Context, rounds, attempts int) (*trialFi
 	f.nopBreakdown = newBreakdown(nopSamples)
 	f.cmdBreakdown = newBreakdown(cmdSamples)
 	f.harborBreakdown = newBreakdown(harborSamples)
+	f.harborOracleBreakdown = newBreakdown(harborOracleSamples)
 	return f, nil
 }
 

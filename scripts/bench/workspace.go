@@ -43,6 +43,10 @@ var (
 	// cmdVariant runs `true` as a command agent: a trial that starts an
 	// agent's container, as any real agent does.
 	cmdVariant = variant{"cmd", `{agent: command, command: "true"}`}
+	// oracleVariant replays the task's solution/: on the Harbor task, the
+	// Harbor floor's work (solution/ in, solve.sh run), and an agent whose
+	// doing the tamper inspector reads.
+	oracleVariant = variant{"oracle", "{agent: oracle}"}
 )
 
 // suite writes a suite file running the trivial task and returns its path
