@@ -43,58 +43,111 @@ pid="$1"
 root="/proc/$1/root"
 shift
 cd "$root" || { echo "inspect.sh: cannot read the container's filesystem" >&2; exit 3; }
-# layer_list prints what the list mode's walk of the whole filesystem
-# prints, looking only at what can have changed: the files the
-# container's writable layer ($INSPECT_LAYER) holds (a file the container
-# created, changed or whose attributes it changed is there, with the
-# same change time), and the files mounted into the container that the
-# walk would meet (those on the root filesystem's directories). Each is
-# then looked at in the container's own view, as the walk looks at it:
-# a deleted file's mark in the layer is not there, nor a file a mount
-# hides. It fails, having printed nothing, when there is no layer or it
-# cannot be read; the caller walks the whole filesystem instead.
-layer_list() {
-	[ -n "${INSPECT_LAYER:-}" ] && [ -d "$INSPECT_LAYER" ] || return 1
-	local found
-	found="$(mktemp)" || return 1
-	if ! (cd "$INSPECT_LAYER" && find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -print0) >"$found"; then
-		rm -f "$found"
-		return 1
-	fi
-	# A pruned tree's own files are pruned too when named one by one.
-	local under=() i
-	for ((i = 0; i < ${#prune[@]}; i++)); do
-		if [ "${prune[$i]}" = -path ]; then
-			under+=(-path "${prune[$((i + 1))]}" -o -path "${prune[$((i + 1))]}/*" -o)
-		fi
-	done
-	unset 'under[${#under[@]}-1]'
-	perl -e '
-my ($pid, $found) = @ARGV;
-open(my $m, "<", "/proc/$pid/mountinfo") or die "inspect.sh: cannot read the container'"'"'s mounts\n";
+# list_pl is the list mode's perl, one process where a pipeline of shell
+# tools costs a fork each (about 10 ms apiece on a loaded machine):
+#
+#   perl -e "$list_pl" procs PID
+#       the container's processes ("P PID START\0") and the clock
+#       ("K TICKS UPTIME NOW\0")
+#   perl -e "$list_pl" layer PID SINCE WORKDIR UNWALKED...
+#       what the walk of the whole filesystem (find, below) prints, looking
+#       only at what can have changed, then the processes: the files the
+#       container's writable layer ($INSPECT_LAYER) holds (a file the
+#       container created, wrote or changed the mode of is there, with the
+#       same change time) and the files mounted into the container that the
+#       walk meets (those on the root filesystem's directories), each looked
+#       at again in the container's own view, as the walk looks at it (a
+#       deleted file's mark in the layer is not there, nor a file a mount
+#       hides). It exits 4, having printed nothing, when the layer cannot
+#       be read; the caller walks the whole filesystem instead.
+list_pl='
+use strict;
+use warnings;
+use Fcntl qw(:mode);
+use POSIX ();
+use Time::HiRes ();
+my ($mode, $pid, $since, $wd, @unwalked) = @ARGV;
+my $root = "/proc/$pid/root";
+sub procs {
+	my $ns = readlink("/proc/$pid/ns/pid");
+	defined $ns or die "inspect.sh: cannot read the container PID namespace\n";
+	my @out;
+	opendir(my $d, "/proc") or die "inspect.sh: /proc: $!\n";
+	for my $n (grep { /^\d+$/ } readdir $d) {
+		my $l = readlink("/proc/$n/ns/pid");
+		next unless defined $l && $l eq $ns;
+		open(my $h, "<", "/proc/$n/stat") or next;
+		my $s = <$h>;
+		next unless defined $s && $s =~ /^\d+ \(.*\) (.*)$/s;
+		my @x = split(" ", $1);
+		push @out, "P $n $x[19]\0";
+	}
+	open(my $u, "<", "/proc/uptime") or die "inspect.sh: /proc/uptime: $!\n";
+	my ($up) = split(" ", scalar <$u>);
+	push @out, sprintf("K %d %s %.9f\0", POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100, $up, Time::HiRes::time());
+	return @out;
+}
+if ($mode eq "procs") {
+	print procs();
+	exit 0;
+}
+# find -path patterns: * and ? match any character, / too.
+sub pattern {
+	my ($p) = @_;
+	my $r = "";
+	for my $c (split //, $p) {
+		$r .= $c eq "*" ? ".*" : $c eq "?" ? "." : quotemeta($c);
+	}
+	return $r;
+}
+my @prune = map { pattern($_) } ("/proc", "/sys", "/dev", ($wd =~ s{^/}{}r) ne "" ? ("/" . ($wd =~ s{^/}{}r)) : (),
+	map { "/" . ($_ =~ s{^/}{}r) } @unwalked);
+my $exact = join("|", @prune);
+$exact = qr/^(?:$exact)$/s;
+my $under = join("|", @prune);
+$under = qr/^(?:$under)(?:\/.*)?$/s;
+my $layer = $ENV{INSPECT_LAYER} // "";
+exit 4 if $layer eq "";
+my @st = Time::HiRes::lstat($layer);
+exit 4 unless @st && S_ISDIR($st[2]);
+my $dev = $st[0];
+my @found;
+sub walk {
+	my ($rel) = @_;
+	opendir(my $d, "$layer$rel") or exit 4;
+	for my $e (readdir $d) {
+		next if $e eq "." || $e eq "..";
+		my $p = "$rel/$e";
+		next if $p =~ $exact;
+		# Gone since it was listed (a process of the container runs on).
+		my @s = Time::HiRes::lstat("$layer$p") or ($!{ENOENT} ? next : exit 4);
+		if (S_ISDIR($s[2])) {
+			walk($p) if $s[0] == $dev;
+		} elsif ($s[10] > $since) {
+			push @found, $p;
+		}
+	}
+}
+walk("");
+open(my $m, "<", "/proc/$pid/mountinfo") or exit 4;
 my @mounts;
 while (<$m>) {
 	my $p = (split / /)[4];
 	$p =~ s/\\([0-7]{3})/chr(oct($1))/ge;
 	push @mounts, $p if $p ne "/";
 }
-my %seen;
 my $hidden = sub { my ($p) = @_; grep { $_ ne $p && index($p, "$_/") == 0 } @mounts };
-open(my $f, "<", $found) or die "inspect.sh: $found: $!\n";
-local $/ = "\0";
-while (my $p = <$f>) {
-	chomp $p;
-	substr($p, 0, 1) = "";
-	print ".$p\0" unless $hidden->($p) || $seen{$p}++;
+my (%seen, @out);
+for my $p (@found, @mounts) {
+	next if $seen{$p}++ || $hidden->($p) || $p =~ $under;
+	my @s = Time::HiRes::lstat("$root$p") or next;
+	next if S_ISDIR($s[2]) || $s[10] <= $since;
+	my $t = S_ISREG($s[2]) ? "f" : S_ISLNK($s[2]) ? "l" : S_ISCHR($s[2]) ? "c" : S_ISBLK($s[2]) ? "b" : S_ISFIFO($s[2]) ? "p" : S_ISSOCK($s[2]) ? "s" : "U";
+	push @out, "$t $p\0";
+	last if @out >= 100000;
 }
-for my $p (@mounts) { print ".$p\0" unless $hidden->($p) || $seen{$p}++ }
-' "$pid" "$found" | find -files0-from - -maxdepth 0 \( "${under[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y %p\0' 2>/dev/null |
-		sed -z 's|^\(.\) \./|\1 /|'
-	local rc=("${PIPESTATUS[@]}")
-	rm -f "$found"
-	# perl prints nothing unless it read both lists.
-	[ "${rc[0]}" = 0 ]
-}
+print @out, procs();
+'
 
 case "$1" in
 list)
@@ -105,16 +158,10 @@ list)
 	[ -n "$wd" ] && prune+=(-o -path "./$wd")
 	shift 3 2>/dev/null || shift $#
 	for u in "$@"; do prune+=(-o -path "./${u#/}"); done
-	if ! layer_list; then
-		find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0'
-	fi | head -z -n 100000
-	ns="$(stat -L -c %i "/proc/$pid/ns/pid")"
-	stat -L -c '%i %n' /proc/[0-9]*/ns/pid 2>/dev/null | awk -v ns="$ns" '$1 == ns {
-		split($2, a, "/"); f = "/proc/" a[3] "/stat"
-		if ((getline s < f) > 0) { sub(/^.*\) /, "", s); split(s, x, " "); printf "P %s %s\n", a[3], x[20] }
-		close(f)
-	}' | tr '\n' '\0'
-	printf 'K %s %s %s\0' "$(getconf CLK_TCK)" "$(cut -d' ' -f1 /proc/uptime)" "$(date +%s.%N)"
+	perl -e "$list_pl" layer "$pid" "$since" "$wd" "$@" && exit 0
+	[ $? = 4 ] || exit 3
+	find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0' | head -z -n 100000
+	perl -e "$list_pl" procs "$pid"
 	;;
 settle)
 	# One process, no fork per look: on a loaded machine a look made of

@@ -71,15 +71,17 @@ type harborTrial struct {
 	// it starts again is not the agent's doing).
 	stoppedChanges map[string]bool
 	// seed is the image's copy of the work dir, the evidence's base (nil
-	// when the work dir is /), once seedDone has returned.
-	seed     *seedBase
-	seedDone func() error
+	// when the work dir is /), once seedDone has returned; seedErr is why
+	// it could not be taken, which the grade returns (an infrastructure
+	// error, as the copy's container is flightdeck's).
+	seed        *seedBase
+	seedDone    func() error
+	seedStarted bool
+	seedErr     error
 }
 
 // newShared readies a trial in Harbor's container model: its network,
-// and the image's copy of the work dir (the evidence's base), taken while
-// the trial's container starts and the agent runs: independent work for
-// the engine, which a run's first trial would otherwise wait for.
+// and (startSeed) the image's copy of the work dir, the evidence's base.
 func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) (*harborTrial, error) {
 	n, err := a.newNet(false)
 	if err != nil {
@@ -87,15 +89,32 @@ func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sa
 	}
 	h := &harborTrial{a: a, net: n, img: img, info: info, workdir: dir}
 	h.loadCompose()
-	dir = h.workdir
-	wait := a.asyncPhase(PhaseWorkdir, func() error {
+	h.seedDone = func() error { return nil }
+	// Whatever ends the trial, the seed's phase is over before its result is.
+	a.deferCleanup(func(context.Context) error { h.seedDone(); return nil })
+	return h, nil
+}
+
+// startSeed takes the image's copy of the work dir (a run's first trial of
+// the image; the later ones find it made) beside the agent's phase, once
+// the trial's container has started: on a small machine the engine's work
+// for the copy (a container of its own, created, read and removed) would
+// otherwise slow the start the trial waits for, and the copy is needed
+// only for the evidence, after the agent.
+func (h *harborTrial) startSeed(ctx context.Context) {
+	if h.seedStarted {
+		return
+	}
+	h.seedStarted = true
+	a, dir, img := h.a, h.workdir, h.img
+	wait := a.backgroundPhase(PhaseWorkdir, func() error {
 		if dir == "/" {
 			return nil // the whole filesystem: no evidence
 		}
 		spec := sandbox.ContainerSpec{Image: img.Ref, RunID: a.s.RunID, TrialID: a.t.ID, Workdir: dir,
 			Labels: map[string]string{grader.LabelPhase: "seed"}}
 		var err error
-		h.seed, err = a.s.Seeds.get(ctx, a.s.Engine, spec, info.ID, dir, false)
+		h.seed, err = a.s.Seeds.get(ctx, a.s.Engine, spec, h.info.ID, dir, false)
 		return err
 	})
 	var once sync.Once
@@ -104,18 +123,11 @@ func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sa
 		once.Do(func() { seedErr = wait() })
 		return seedErr
 	}
-	// Whatever ends the trial, the phase is over before its result is.
-	a.deferCleanup(func(context.Context) error { h.seedDone(); return nil })
-	return h, nil
 }
 
-// agentPhase runs the single step's agent; the seed is taken by then.
+// agentPhase runs the single step's agent.
 func (h *harborTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Result, error) {
-	ag, err := h.agent(ctx, step)
-	if serr := h.seedDone(); err == nil {
-		err = serr
-	}
-	return ag, err
+	return h.agent(ctx, step)
 }
 
 // inspectPhase starts the tamper inspector's read of the container (a
@@ -195,6 +207,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	if err != nil {
 		return err
 	}
+	h.startSeed(ctx)
 	// An entrypoint of the image's own may still be starting what it
 	// starts in the background (settle.go); what it started by then is
 	// the container's own, not the agent's.
@@ -364,8 +377,7 @@ var evidenceLimits = sandbox.CopyLimits{MaxBytes: 2 << 30, MaxEntries: 500000, S
 // evidence copies the work dir out of the container and compares it with
 // the image's, on the host.
 func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evidence {
-	seed := h.seed
-	if seed == nil {
+	if h.workdir == "/" {
 		h.a.res.Evidence.Note = "the work dir is /: no evidence"
 		writeEvidence(h.a.dir, &grader.Evidence{}, nil)
 		return nil
@@ -380,6 +392,17 @@ func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evi
 		writeEvidence(h.a.dir, &grader.Evidence{}, nil)
 		return nil
 	}
+	// The base is taken beside the agent's phase: by now it is mostly done.
+	if err := h.seedDone(); err != nil || h.seed == nil {
+		if err == nil {
+			err = errors.New("the trial's container never started")
+		}
+		h.seedErr = err
+		h.a.res.Evidence.Note = "no evidence: the image's copy of the work dir: " + err.Error()
+		writeEvidence(h.a.dir, &grader.Evidence{}, nil)
+		return nil
+	}
+	seed := h.seed
 	wd := &WorkDir{Host: after, Container: h.workdir, Base: seed.base, shadow: seed.shadow,
 		shadowBase: seed.shadowBase, scratch: h.a.scratch, index: filepath.Join(h.a.scratch, "shadow.index")}
 	return h.a.workdirEvidence(ctx, wd, ag, nil)
@@ -389,6 +412,9 @@ func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evi
 // for grading: snapshot).
 func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
+	if h.seedErr != nil {
+		return grader.Grade{}, fmt.Errorf("copy the image's work dir for the evidence: %w", h.seedErr)
+	}
 	req := h.a.gradeRequest(h.img.Ref, h.workdir, step)
 	req.TestsDirs, req.Service = step.testsDirs, h.net.SnapshotService()
 	var err error

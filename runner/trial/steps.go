@@ -69,9 +69,6 @@ func (h *harborTrial) planSteps() ([]*stepRun, error) {
 func (h *harborTrial) runSteps(ctx context.Context) error {
 	a, s, t := h.a, h.a.s, h.a.t
 	steps, err := h.planSteps()
-	if serr := h.seedDone(); err == nil {
-		err = serr
-	}
 	if err != nil {
 		return err
 	}

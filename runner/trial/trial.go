@@ -210,6 +210,12 @@ func (a *trialAttempt) phase(name string, f func() error) error {
 // once it is done, and must be called before the result is written.
 func (a *trialAttempt) asyncPhase(name string, f func() error) (wait func() error) {
 	a.s.Report.Phase(a.t, name)
+	return a.backgroundPhase(name, f)
+}
+
+// backgroundPhase is asyncPhase started inside another phase, which the
+// progress goes on showing.
+func (a *trialAttempt) backgroundPhase(name string, f func() error) (wait func() error) {
 	i := len(a.res.Phases)
 	a.res.Phases = append(a.res.Phases, results.Phase{Name: name, Start: time.Now().UTC()})
 	done := make(chan error, 1)
