@@ -175,9 +175,13 @@ func (d *Docker) makeDirs(ctx context.Context, containerID, image string, dirs [
 		}
 		if _, err := d.api.CopyToContainer(ctx, containerID, client.CopyToContainerOptions{DestinationPath: base, Content: &buf}); err != nil {
 			if cached {
-				// The tag names another image now: look again.
+				// The tag names another image now: look again, and go on
+				// with the dirs after this one.
 				d.ancestry.forget(image, dir)
-				return d.makeDirs(ctx, containerID, image, []string{dir})
+				if err := d.makeDirs(ctx, containerID, image, []string{dir}); err != nil {
+					return err
+				}
+				continue
 			}
 			return containerErr("make "+dir+" in container "+short(containerID), err)
 		}
