@@ -214,16 +214,25 @@ func (a *trialAttempt) asyncPhase(name string, f func() error) (wait func() erro
 }
 
 // backgroundPhase is asyncPhase started inside another phase, which the
-// progress goes on showing.
+// progress goes on showing. The phase ends when f returns, not when it is
+// waited for.
 func (a *trialAttempt) backgroundPhase(name string, f func() error) (wait func() error) {
 	i := len(a.res.Phases)
 	a.res.Phases = append(a.res.Phases, results.Phase{Name: name, Start: time.Now().UTC()})
-	done := make(chan error, 1)
-	go func() { done <- f() }()
+	type ended struct {
+		err error
+		at  time.Time
+	}
+	done := make(chan ended, 1)
+	go func() {
+		err := f()
+		done <- ended{err, time.Now().UTC()}
+	}()
 	return func() error {
-		err := <-done
+		e := <-done
+		err := e.err
 		p := &a.res.Phases[i]
-		p.End = time.Now().UTC()
+		p.End = e.at
 		p.Seconds = results.RoundSeconds(p.End.Sub(p.Start))
 		if err != nil {
 			p.Error = err.Error()
