@@ -585,14 +585,16 @@ func (r *report) whereOracle(w writer) {
 	text := fmt.Sprintf("The trial's phases (result.json, medians): %s.", strings.Join(parts, ", "))
 	if seed, ok := phaseMedian(o.phases, "workdir"); ok && seed >= 0.001 {
 		later, _ := phaseMedian(t.harborBreakdown.phases, "workdir")
-		text += fmt.Sprintf(" Its workdir phase seeds the run's copy of the image's work dir (the base the "+
-			"evidence is compared with) through a short-lived container of its own (start, copy out, remove): "+
-			"a run's first trial pays it, so a one-trial run always does; a later trial of a run skips it "+
-			"(the Harbor task's later trials above: workdir %s).", ms(later))
+		text += fmt.Sprintf(" Its workdir phase takes the run's copy of the image's work dir (the base the "+
+			"evidence is compared with) through a short-lived container of its own (created, copied out of, "+
+			"removed), beside the agent's phase once the trial's container has started: a run's first trial "+
+			"makes that engine work, so a one-trial run always does; a later trial of a run skips it (the Harbor "+
+			"task's later trials above: workdir %s).", ms(later))
 	}
 	text += " Beyond the CLI's steps, the trial also copies the work dir out for evidence, makes /tests and " +
-		"/logs/verifier anew with an exec of its own, lists the container's processes before the agent and " +
-		"before the verifier, and keeps the agent's and the verifier's output."
+		"/logs/verifier anew with an exec of its own, lists the container's processes before the agent, " +
+		"inspects the container after it (an exec in the tamper inspector, which lists its processes again), " +
+		"and keeps the agent's and the verifier's output."
 	w("%s\n\n", wrap(text, 103))
 }
 
