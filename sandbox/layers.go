@@ -25,8 +25,9 @@ type layerStore struct {
 	dir   string
 }
 
-// overlayDrivers keep a container's writable layer as <root>/<driver>/<id>/diff.
-var overlayDrivers = []string{"overlay2", "fuse-overlayfs", "overlay"}
+// overlayDrivers keep a container's writable layer as a directory,
+// <root>/<driver>/<id>/diff (GraphDriver.Data["UpperDir"]).
+var overlayDrivers = []string{"overlay2", "fuse-overlayfs"}
 
 // set records the store from the engine's data root and storage driver.
 func (s *layerStore) set(root, driver string) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -148,7 +149,7 @@ func (d *Docker) upperChanges(ctx context.Context, containerID string) (_ []Chan
 	}
 	c := res.Container
 	upper := ""
-	if c.GraphDriver != nil && (c.GraphDriver.Name == "overlay2" || c.GraphDriver.Name == "fuse-overlayfs") {
+	if c.GraphDriver != nil && slices.Contains(overlayDrivers, c.GraphDriver.Name) {
 		upper = c.GraphDriver.Data["UpperDir"]
 	}
 	if upper == "" || c.Config == nil {
