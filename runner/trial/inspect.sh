@@ -43,6 +43,37 @@ pid="$1"
 root="/proc/$1/root"
 shift
 cd "$root" || { echo "inspect.sh: cannot read the container's filesystem" >&2; exit 3; }
+# ns_pl is the perl both list_pl and the settle mode start with:
+#   ticks       clock ticks a second, from the auxiliary vector (AT_CLKTCK):
+#               what sysconf reads, without loading POSIX (a third of a
+#               listing)
+#   ns_stats NS the processes of the PID namespace NS (its link, as
+#               /proc/PID/ns/pid reads): PID => [COMM, the fields of
+#               /proc/PID/stat after COMM]
+ns_pl='
+use strict;
+use warnings;
+sub ticks {
+	open(my $a, "<:raw", "/proc/self/auxv") or return 100;
+	local $/;
+	my %v = unpack("J*", scalar <$a>);
+	return $v{17} || 100;
+}
+sub ns_stats {
+	my ($ns) = @_;
+	my %p;
+	opendir(my $d, "/proc") or die "inspect.sh: /proc: $!\n";
+	for my $n (grep { /^\d+$/ } readdir $d) {
+		my $l = readlink("/proc/$n/ns/pid");
+		next unless defined $l && $l eq $ns;
+		open(my $h, "<", "/proc/$n/stat") or next;
+		my $s = <$h>;
+		next unless defined $s && $s =~ /^\d+ \((.*)\) (.*)$/s;
+		$p{$n} = [$1, split(" ", $2)];
+	}
+	return \%p;
+}
+'
 # list_pl is the list mode's perl, one process where a pipeline of shell
 # tools costs a fork each (about 10 ms apiece on a loaded machine):
 #
@@ -61,34 +92,15 @@ cd "$root" || { echo "inspect.sh: cannot read the container's filesystem" >&2; e
 #       hides). It exits 4, having printed nothing, when the layer cannot
 #       be read; the caller walks the whole filesystem instead.
 list_pl='
-use strict;
-use warnings;
 use Fcntl qw(:mode);
 use Time::HiRes ();
 my ($mode, $pid, $since, $wd, @unwalked) = @ARGV;
-# Clock ticks a second, from the auxiliary vector (AT_CLKTCK): what
-# sysconf reads, without loading POSIX (a third of the run).
-sub ticks {
-	open(my $a, "<:raw", "/proc/self/auxv") or return 100;
-	local $/;
-	my %v = unpack("J*", scalar <$a>);
-	return $v{17} || 100;
-}
 my $root = "/proc/$pid/root";
 sub procs {
 	my $ns = readlink("/proc/$pid/ns/pid");
 	defined $ns or die "inspect.sh: cannot read the container PID namespace\n";
-	my @out;
-	opendir(my $d, "/proc") or die "inspect.sh: /proc: $!\n";
-	for my $n (grep { /^\d+$/ } readdir $d) {
-		my $l = readlink("/proc/$n/ns/pid");
-		next unless defined $l && $l eq $ns;
-		open(my $h, "<", "/proc/$n/stat") or next;
-		my $s = <$h>;
-		next unless defined $s && $s =~ /^\d+ \(.*\) (.*)$/s;
-		my @x = split(" ", $1);
-		push @out, "P $n $x[19]\0";
-	}
+	my $stats = ns_stats($ns);
+	my @out = map { "P $_ $stats->{$_}[20]\0" } keys %$stats;
 	open(my $u, "<", "/proc/uptime") or die "inspect.sh: /proc/uptime: $!\n";
 	my ($up) = split(" ", scalar <$u>);
 	push @out, sprintf("K %d %s %.9f\0", ticks(), $up, Time::HiRes::time());
@@ -165,21 +177,18 @@ list)
 	[ -n "$wd" ] && prune+=(-o -path "./$wd")
 	shift 3 2>/dev/null || shift $#
 	for u in "$@"; do prune+=(-o -path "./${u#/}"); done
-	perl -e "$list_pl" layer "$pid" "$since" "$wd" "$@" && exit 0
+	perl -e "$ns_pl$list_pl" layer "$pid" "$since" "$wd" "$@" && exit 0
 	[ $? = 4 ] || exit 3
 	find . -xdev \( "${prune[@]}" \) -prune -o ! -type d -newerct "@$since" -printf '%y /%P\0' | head -z -n 100000
-	perl -e "$list_pl" procs "$pid"
+	perl -e "$ns_pl$list_pl" procs "$pid"
 	;;
 settle)
 	# One process, no fork per look: on a loaded machine a look made of
 	# shell tools takes longer than the quiet period it measures.
-	exec perl -e '
-use strict;
-use warnings;
+	exec perl -e "$ns_pl"'
 use Time::HiRes qw(time sleep);
-use POSIX ();
 my ($pid, $quiet, $cpu, $most) = @ARGV;
-my $tck = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
+my $tck = ticks();
 my $ns = readlink("/proc/$pid/ns/pid");
 defined $ns or die "inspect.sh: cannot read the container'"'"'s PID namespace\n";
 # The listening sockets of the container'"'"'s network namespace.
@@ -199,15 +208,10 @@ sub listening {
 }
 # The container'"'"'s processes: PID => "STATE CPU-TICKS COMM".
 sub procs {
+	my $stats = ns_stats($ns);
 	my %p;
-	opendir(my $d, "/proc") or die "inspect.sh: /proc: $!\n";
-	for my $n (grep { /^\d+$/ } readdir $d) {
-		my $l = readlink("/proc/$n/ns/pid");
-		next unless defined $l && $l eq $ns;
-		open(my $h, "<", "/proc/$n/stat") or next;
-		my $s = <$h>;
-		next unless defined $s && $s =~ /^\d+ \((.*)\) (.*)$/s;
-		my ($comm, @x) = ($1, split(" ", $2));
+	for my $n (keys %$stats) {
+		my ($comm, @x) = @{$stats->{$n}};
 		$p{$n} = "$x[0] " . ($x[11] + $x[12]) . " $comm";
 	}
 	return \%p;
