@@ -77,7 +77,7 @@ func TestResolveErrors(t *testing.T) {
 		{"missing task dir", "tasks: [answer, nope]\nvariants: {o: {agent: oracle}}\n", suite.Options{}, `suite.yaml:1: tasks[1] "nope": no such directory`},
 		{"empty glob", "tasks: [\"zz*\"]\nvariants: {o: {agent: oracle}}\n", suite.Options{}, `tasks[0] "zz*": matches no directory`},
 		{"empty variant", "tasks: [answer]\nvariants: {treatment: {}}\n", suite.Options{}, "variant treatment is empty: give it an agent"},
-		{"unknown --variant", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Variants: []string{"x"}}, "--variant x: the suite has no such variant (it has o)"},
+		{"unknown --variant", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Variants: []string{"x"}}, "--variant x: not a built-in agent (oracle, nop), nor a variant of the suite (it has o)"},
 		{"bad --image-map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{ImageMap: []string{"a"}}, `--image-map "a"`},
 		{"bad env map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(images.MapEnv, "x")}, images.MapEnv},
 		{"bad env budget", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(imagecache.BudgetEnv, "big")}, `FLIGHTDECK_IMAGE_BUDGET: "big" is not a size`},

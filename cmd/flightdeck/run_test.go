@@ -75,7 +75,17 @@ func TestRunUnknownVariantFlag(t *testing.T) {
 	dir, suite := writeRunSuite(t, "name: v\ntasks: [FIXTURES/answer]\nvariants:\n  oracle: {agent: oracle}\n")
 	code, _, stderr := runCLI(t, dir, "run", suite, "--variant", "mystery")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "--variant mystery: the suite has no such variant (it has oracle)")
+	assert.Contains(t, stderr, "--variant mystery: not a built-in agent (oracle, nop), nor a variant of the suite (it has oracle)")
+
+	// A task dir alone has no suite file: the built-in agents are what
+	// can be named, and a misspelt one is named back.
+	fixtures, err := filepath.Abs(runFixtures)
+	require.NoError(t, err)
+	code, _, stderr = runCLI(t, dir, "run", "--path", filepath.Join(fixtures, "answer"), "--variant", "orcale")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--variant orcale: not a built-in agent (oracle, nop) and there is no suite file to define it in")
+	assert.Contains(t, stderr, "did you mean oracle?")
+	assert.NotContains(t, stderr, "(it has )")
 }
 
 // A report and a recorded verdict on a run made of hand-written results.

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/internal/hostpath"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"go.yaml.in/yaml/v3"
@@ -597,6 +599,23 @@ func (s *Suite) TaskLine(i int) int { return s.taskLines[i] }
 // it has none).
 func (s *Suite) DatasetLine() int { return s.dsLine }
 
+// unknownVariant is the usage error for a --variant name that is neither
+// one of the suite's (has) nor a built-in agent: what can be named, and
+// the nearest such name to a misspelt one.
+func unknownVariant(name string, has []string) error {
+	builtins := []string{AgentOracle, AgentNop}
+	msg := fmt.Sprintf("--variant %s: not a built-in agent (%s)", name, strings.Join(builtins, ", "))
+	if len(has) == 0 {
+		msg += " and there is no suite file to define it in (docs/running.md, \"The suite file\")"
+	} else {
+		msg += fmt.Sprintf(", nor a variant of the suite (it has %s)", strings.Join(has, ", "))
+	}
+	if near := text.Nearest(name, slices.Concat(has, builtins)); near != "" {
+		msg += "; did you mean " + near + "?"
+	}
+	return UsageErrorf("%s", msg)
+}
+
 // ChooseVariants is the variants names picks from the suite, in their
 // order (all of the suite's when names is empty), each checked runnable; a
 // name the suite lacks that is a built-in agent adds that agent's variant.
@@ -619,8 +638,7 @@ func (s *Suite) ChooseVariants(names []string) ([]Variant, error) {
 			out = append(out, BuiltinVariant(n))
 			continue
 		}
-		return nil, UsageErrorf("--variant %s: the suite has no such variant (it has %s) and it is not a built-in agent (oracle, nop)",
-			n, strings.Join(variantNames(s.Variants), ", "))
+		return nil, unknownVariant(n, variantNames(s.Variants))
 	}
 	for i := range out {
 		if err := checkVariant(&out[i], s.Dir, true); err != nil {
