@@ -84,7 +84,7 @@ func TestBadInput(t *testing.T) {
 		{"import-aidlc not JSON", []string{"task", "import-aidlc", "afile", "--out", "out"}, 0, []string{"afile", "not valid JSON"}},
 		{"import-aidlc out is a file", []string{"task", "import-aidlc", aidlcSuite(t), "--out", "afile"}, 2, []string{"afile", "not a directory"}},
 		{"run missing suite", []string{"run", "missing"}, 2, []string{"missing"}},
-		{"run dir as suite", []string{"run", "adir"}, 2, []string{"adir", "is a directory"}},
+		{"run dir as suite", []string{"run", "adir"}, 2, []string{"adir", "is a directory", "--path adir"}},
 		{"run file as suite", []string{"run", "afile"}, 2, []string{"afile:1", "mapping"}},
 		{"run missing task", []string{"run", "s-missing.yaml"}, 2, []string{"missing"}},
 		{"run file as task", []string{"run", "s-afile.yaml"}, 2, []string{"afile"}},

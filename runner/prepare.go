@@ -29,8 +29,13 @@ func Prepare(ctx context.Context, suiteFile string, opts suite.Options) (Request
 		}
 		s = commandLineSuite(opts)
 	} else {
+		abs := hostpath.Abs(opts.Cwd, suiteFile)
+		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+			// A task dir, or a dir of tasks, named where a suite goes.
+			return Request{}, suite.UsageErrorf("%s is a directory, not a suite file (YAML): to run the tasks in it, name it with --path %s", suiteFile, suiteFile)
+		}
 		var err error
-		if s, err = suite.LoadSuite(hostpath.Abs(opts.Cwd, suiteFile)); err != nil {
+		if s, err = suite.LoadSuite(abs); err != nil {
 			return Request{}, &suite.UsageError{Err: err}
 		}
 	}
