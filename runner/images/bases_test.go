@@ -2,10 +2,13 @@ package images
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,4 +139,79 @@ func TestEngineBaseImagesAgreeWithBuild(t *testing.T) {
 			assert.Equal(t, Relevant(bases, m), mapped)
 		})
 	}
+}
+
+// heldEngine holds back the answers of the EnsureImage calls whose map
+// has no entry for python:3.12-slim: the first until every task has made
+// one (arrived), the others until release is closed. So every task tries
+// the map from before the stand-in, and all but the first learn that it
+// failed only once the first task's build decided the stand-in: the
+// interleaving that failed them.
+type heldEngine struct {
+	sandbox.Engine
+	arrived      sync.WaitGroup
+	all, release chan struct{}
+	held         atomic.Int32
+}
+
+func (e *heldEngine) EnsureImage(ctx context.Context, spec sandbox.BuildSpec) (sandbox.Image, error) {
+	if _, mapped := spec.ImageMap["python:3.12-slim"]; mapped {
+		return e.Engine.EnsureImage(ctx, spec)
+	}
+	img, err := e.Engine.EnsureImage(ctx, spec)
+	n := e.held.Add(1)
+	e.arrived.Done()
+	if n == 1 {
+		<-e.all
+	} else {
+		<-e.release
+	}
+	return img, err
+}
+
+// Several new tasks on the same official base, built at once, all get the
+// stand-in, reported once: a build that failed with the map from before
+// another task's stand-in tries again with the run's map.
+func TestStandInForTasksBuiltAtOnce(t *testing.T) {
+	eng := testenv.Engine(t)
+	const n = 3
+	held := &heldEngine{Engine: eng, all: make(chan struct{}), release: make(chan struct{})}
+	held.arrived.Add(n)
+	go func() { held.arrived.Wait(); close(held.all) }()
+	var reports []string
+	var mu sync.Mutex
+	set := New(held, nil, t.TempDir(), 1, func(l string) { mu.Lock(); reports = append(reports, l); mu.Unlock() })
+	nonce := time.Now().UnixNano()
+	type got struct {
+		i   int
+		img sandbox.Image
+		err error
+	}
+	results := make(chan got, n)
+	for i := range n {
+		task := dockerfileTask(t, fmt.Sprintf("FROM python:3.12-slim\nRUN echo %d-%d > /task\n", nonce, i))
+		task.ID = fmt.Sprintf("standin-%d", i)
+		go func() {
+			img, _, err := set.Get(t.Context(), task)
+			results <- got{i, img, err}
+		}()
+	}
+	for k := range n {
+		var r got
+		select {
+		case r = <-results:
+		case <-time.After(5 * time.Minute):
+			t.Fatalf("%d of %d tasks have their image after 5m", k, n)
+		}
+		if k == 0 {
+			close(held.release)
+		}
+		require.NoError(t, r.err, "task %d", r.i)
+		assert.Equal(t, []string{"python:3.12-slim=" + Fallback}, r.img.Mapped, "task %d", r.i)
+		if r.img.Built {
+			t.Cleanup(func() { eng.RemoveImage(context.Background(), r.img.Ref) })
+		}
+	}
+	assert.Equal(t, int32(n), held.held.Load(), "every task tried the map without the stand-in first")
+	assert.Len(t, reports, 1, "the substitution is reported once: %q", reports)
 }

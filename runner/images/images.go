@@ -143,7 +143,10 @@ func (s *Set) ensure(ctx context.Context, t *tasks.Task) (sandbox.Image, string,
 	if ferr != nil {
 		return sandbox.Image{}, logPath, wrapBuild(t, ferr)
 	}
-	if !added {
+	// Another task's build may have decided the stand-in for this task's
+	// base while this one tried the map without it: nothing is added now,
+	// but the map it failed with is not the run's map any more.
+	if !added && maps.Equal(spec.ImageMap, s.Map()) {
 		return sandbox.Image{}, logPath, wrapBuild(t, err)
 	}
 	spec.ImageMap = s.Map()
