@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
 )
 
@@ -114,7 +115,9 @@ func TestFaultAgentContainerKilled(t *testing.T) {
 	docker(t, "kill", killed)
 	// The retry's agent, in a container of its own, goes on.
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "no retry of %s", victim)
+		if time.Now().After(deadline) {
+			t.Fatalf("no retry of %s within 5m\n%s", victim, testenv.RunState(id))
+		}
 		if c := waitContainer(t, id, victim, "agent", 5*time.Minute); c != killed {
 			openGate(t, c)
 			break

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
@@ -198,7 +199,7 @@ func waitContainer(t *testing.T, runID, trial, phase string, within time.Duratio
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("no running %s container of %s in run %s within %s", phase, trial, runID, within)
+	t.Fatalf("no running %s container of %s in run %s within %s\n%s", phase, trial, runID, within, testenv.RunState(runID))
 	return ""
 }
 
@@ -214,7 +215,11 @@ func waitProcess(t *testing.T, container, substr string, within time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("no process %q in container %.12s within %s", substr, container, within)
+	state, _ := exec.Command("docker", "ps", "-a", "--filter", "id="+container, "--format",
+		`trial={{.Label "flightdeck.trial"}} phase={{.Label "flightdeck.phase"}} {{.State}} ({{.Status}})`).CombinedOutput()
+	top, _ := exec.Command("docker", "top", container, "-eo", "pid,etime,args").CombinedOutput()
+	t.Fatalf("no process %q in container %.12s within %s\ncontainer: %s\nits processes:\n%s\n%s",
+		substr, container, within, strings.TrimSpace(string(state)), strings.TrimSpace(string(top)), testenv.LoadAverage())
 }
 
 // readText reads a file the test expects to exist.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -58,7 +59,7 @@ func runInProcess(t *testing.T, eng sandbox.Engine, suiteFile string) *results.R
 	t.Helper()
 	req, err := runner.Prepare(context.Background(), suiteFile, suite.Options{Cwd: filepath.Dir(suiteFile), Retries: -1})
 	require.NoError(t, err)
-	progress := &lockedBuffer{}
+	progress := &testenv.Buffer{}
 	r := &runner.Runner{
 		Open:     func(context.Context) (sandbox.Engine, error) { return eng, nil },
 		Progress: progress,

@@ -156,26 +156,9 @@ type process struct {
 	stdout bytes.Buffer
 	lines  chan string // stderr, line by line
 	seen   []string    // stderr lines read so far (by the test goroutine)
-	errBuf *lockedBuffer
+	errBuf *testenv.Buffer
 	peakKB chan int64
 	done   chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func startFlightdeck(t *testing.T, dir string, env []string, args ...string) *process {
@@ -184,7 +167,7 @@ func startFlightdeck(t *testing.T, dir string, env []string, args ...string) *pr
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &process{cmd: cmd, lines: make(chan string, 100000), errBuf: &lockedBuffer{}, peakKB: make(chan int64, 1), done: make(chan error, 1)}
+	p := &process{cmd: cmd, lines: make(chan string, 100000), errBuf: &testenv.Buffer{}, peakKB: make(chan int64, 1), done: make(chan error, 1)}
 	cmd.Stdout = &p.stdout
 	pipe, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -261,7 +244,7 @@ func (p *process) waitLine(t *testing.T, within time.Duration, match func(string
 				return l
 			}
 		case <-deadline:
-			t.Fatalf("no expected line within %s; stderr:\n%s", within, p.errBuf.String())
+			t.Fatalf("no expected line within %s; stderr:\n%s\n%s", within, p.errBuf.String(), testenv.LoadAverage())
 		}
 	}
 }

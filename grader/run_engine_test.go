@@ -256,7 +256,7 @@ func runOnEngineNativeStoppedFromWithin(t *testing.T, f *engineFixture) {
 
 func runOnEngineNativeKilledThroughEngine(t *testing.T, f *engineFixture) {
 	ctx := context.Background()
-	script := `touch "$FLIGHTDECK_REWARD_DIR/started"; sleep 30; echo 1 > "$FLIGHTDECK_REWARD_DIR/reward.txt"`
+	script := `touch "$FLIGHTDECK_REWARD_DIR/started"; sleep 100; echo 1 > "$FLIGHTDECK_REWARD_DIR/reward.txt"`
 	req := f.request(t, engineTask(t, true, script), f.native)
 	killed := make(chan string, 1)
 	go func() {

@@ -261,7 +261,7 @@ func TestEnsureImageBuildTimeout(t *testing.T) {
 			}
 		}
 		return true
-	}, 20*time.Second, 200*time.Millisecond)
+	}, 2*time.Minute, 200*time.Millisecond, "a timed-out build's container still runs")
 }
 
 func TestEnsureImageDockerImageUsedAsIs(t *testing.T) {

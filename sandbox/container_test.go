@@ -154,7 +154,7 @@ func TestExecTimeoutKillsContainerAndChildren(t *testing.T) {
 	require.Eventually(t, func() bool {
 		st, err := d.State(context.Background(), c.ID)
 		return err == nil && !st.Running && !hostHasProcess(t, "sleep "+nonce)
-	}, 8*time.Second, 100*time.Millisecond, "container still running, or its children still alive")
+	}, time.Minute, 100*time.Millisecond, "container still running, or its children still alive")
 	_, err = d.Exec(context.Background(), c.ID, ExecSpec{Cmd: []string{"true"}})
 	assert.ErrorIs(t, err, ErrContainerGone, "nothing runs in a killed container")
 }
@@ -185,13 +185,13 @@ func TestExecWhenContainerRemovedIsContainerGone(t *testing.T) {
 	c := startBase(t, d, ContainerSpec{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := d.Exec(context.Background(), c.ID, ExecSpec{Cmd: []string{"sleep", "60"}})
+		_, err := d.Exec(context.Background(), c.ID, ExecSpec{Cmd: []string{"sleep", "600"}})
 		done <- err
 	}()
 	require.Eventually(t, func() bool {
 		ps, err := d.Processes(context.Background(), c.ID)
 		for _, p := range ps {
-			if err == nil && p.Command == "sleep 60" && p.PID > 0 {
+			if err == nil && p.Command == "sleep 600" && p.PID > 0 {
 				return true
 			}
 		}
@@ -438,12 +438,12 @@ func TestStartMakesDirs(t *testing.T) {
 		assert.Equal(t, i > 0, cached, "container %d", i)
 		out := filepath.Join(t.TempDir(), "out")
 		c, err := d.Start(context.Background(), ContainerSpec{Image: baseImage, RunID: run,
-			Cmd:  []string{"sh", "-c", "stat -c '%a %U' /logs/verifier /logs/artifacts /tmp > /seen.tmp && mv /seen.tmp /seen; sleep 60"},
+			Cmd:  []string{"sh", "-c", "stat -c '%a %U' /logs/verifier /logs/artifacts /tmp > /seen.tmp && mv /seen.tmp /seen; sleep 600"},
 			Dirs: []string{"/logs/verifier", "/logs/artifacts", "/tmp"}})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
 			return d.CopyOut(context.Background(), c.ID, "/seen", out, CopyLimits{}) == nil
-		}, 30*time.Second, 50*time.Millisecond)
+		}, 2*time.Minute, 50*time.Millisecond, "the container writes what it saw")
 		seen, err := os.ReadFile(filepath.Join(out, "seen"))
 		require.NoError(t, err)
 		assert.Equal(t, "777 root\n777 root\n1777 root\n", string(seen), "container %d", i)

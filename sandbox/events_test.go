@@ -20,7 +20,7 @@ func TestKilled(t *testing.T) {
 		require.Eventually(t, func() bool {
 			st, err := d.State(ctx, id)
 			return err == nil && !st.Running
-		}, 10*time.Second, 50*time.Millisecond, "the container did not stop")
+		}, time.Minute, 50*time.Millisecond, "the container did not stop")
 	}
 	tests := []struct {
 		name   string

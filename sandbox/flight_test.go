@@ -37,7 +37,7 @@ func TestFlightRunsOncePerKey(t *testing.T) {
 		defer f.mu.Unlock()
 		c := f.calls["k"]
 		return c != nil && c.waiters == 8
-	}, 5*time.Second, time.Millisecond)
+	}, 30*time.Second, time.Millisecond)
 	close(release)
 	wg.Wait()
 	assert.Equal(t, int32(1), calls.Load())
@@ -70,13 +70,13 @@ func TestFlightSurvivesOneCancelledCaller(t *testing.T) {
 		_, _, err := f.do(leaderCtx, "k", fn)
 		leaderDone <- err
 	}()
-	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["k"] != nil }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["k"] != nil }, 10*time.Second, time.Millisecond)
 	followerDone := make(chan int, 1)
 	go func() {
 		v, _, _ := f.do(context.Background(), "k", fn)
 		followerDone <- v
 	}()
-	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["k"].waiters == 2 }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["k"].waiters == 2 }, 10*time.Second, time.Millisecond)
 	cancelLeader()
 	assert.ErrorIs(t, <-leaderDone, context.Canceled)
 	close(release)
@@ -95,7 +95,7 @@ func TestFlightCancelsWhenEveryoneLeaves(t *testing.T) {
 			return 0, ctx.Err()
 		})
 	}()
-	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["k"] != nil }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["k"] != nil }, 10*time.Second, time.Millisecond)
 	cancel()
 	select {
 	case <-stopped:

@@ -203,8 +203,9 @@ name: interrupt
 tasks: [FIXTURES/script]
 variants:
   oracle: {agent: oracle, expect: passed}
-  slow: {agent: command, command: "sleep 3; echo 42 > answer.txt", expect: passed}
+  slow: {agent: command, command: "until [ -e /tmp/flightdeck-go ]; do sleep 0.1; done; echo 42 > answer.txt", expect: passed}
 concurrency: 1
+timeout_multiplier: {agent: 10}
 results: results
 `)
 	cmd := exec.Command(bin, "run", suite)
@@ -236,11 +237,23 @@ results: results
 	assert.FileExists(t, filepath.Join(runDir, "script__oracle__1", "result.json"), "the finished trial is kept")
 	assert.NoFileExists(t, filepath.Join(runDir, "script__slow__1", "result.json"), "the interrupted trial has no result")
 
+	// The resumed slow trial waits at its gate until the test opens it:
+	// the run ends by construction, not by a sleep outlasting the test.
 	resume := exec.Command(bin, "run", "--resume", runID)
 	resume.Dir = dir
-	out, err = resume.CombinedOutput()
+	var resumed testenv.Buffer
+	resume.Stdout, resume.Stderr = &resumed, &resumed
+	require.NoError(t, resume.Start())
+	t.Cleanup(func() { _ = resume.Process.Kill() })
+	var agent string
+	testenv.Await(t, 5*time.Minute, 50*time.Millisecond, "the resumed slow trial's agent at its gate", func() bool {
+		agent = slowAgent(runID)
+		return agent != ""
+	}, func() string { return "resume's output:\n" + resumed.String() + "\n" + testenv.RunState(runID) })
+	out, err = exec.Command("docker", "exec", agent, "touch", "/tmp/flightdeck-go").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "kept     script__oracle__1")
+	require.NoError(t, resume.Wait(), "%s", resumed.String())
+	assert.Contains(t, resumed.String(), "kept     script__oracle__1")
 	r, err := results.ReadResult(filepath.Join(runDir, "script__slow__1", "result.json"))
 	require.NoError(t, err)
 	assert.Equal(t, "passed", string(r.Outcome))
@@ -273,15 +286,25 @@ wait:
 		}
 	}
 	require.NotEmpty(t, runID)
-	require.Eventually(t, func() bool { // the trial's command runs in its container
-		out, err := exec.Command("docker", "ps", "-q", "--filter", "label=flightdeck.run="+runID).Output()
-		if err != nil || len(strings.Fields(string(out))) == 0 {
-			return false
-		}
-		top, err := exec.Command("docker", "top", strings.Fields(string(out))[0], "-eo", "pid,args").Output()
-		return err == nil && strings.Contains(string(top), "sleep 3")
-	}, time.Minute, 20*time.Millisecond, "the slow trial's command starts")
+	testenv.Await(t, 5*time.Minute, 50*time.Millisecond, "the slow trial's command waiting at its gate",
+		func() bool { return slowAgent(runID) != "" },
+		func() string { return "the run's stderr:\n" + testenv.Tail(seen, 40) + "\n" + testenv.RunState(runID) })
 	return runID, seen
+}
+
+// slowAgent is the run's container whose command waits at its gate, or "".
+func slowAgent(runID string) string {
+	out, err := exec.Command("docker", "ps", "-q", "--filter", "label=flightdeck.run="+runID).Output()
+	if err != nil {
+		return ""
+	}
+	for _, id := range strings.Fields(string(out)) {
+		top, err := exec.Command("docker", "top", id, "-eo", "pid,args").Output()
+		if err == nil && strings.Contains(string(top), "until [ -e /tmp/flightdeck-go ]") {
+			return id
+		}
+	}
+	return ""
 }
 
 // waitInterruptedExit waits for the interrupted run to exit, with the exit

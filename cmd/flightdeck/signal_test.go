@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/sandbox"
 )
 
 // signalsAt feeds an interrupts the signals given, each after the one
@@ -90,16 +93,21 @@ const leakSecret = "fd-leak-7f3a9c2e51"
 // agents print the secret (from --env-file, and as a variant's ${NAME})
 // again and again, split across writes, write it into their work dir and,
 // in Harbor's model, into /logs/agent, which is the trial dir on the host.
-// PREPARE is more of the command, run first.
+// PREPARE is more of the command, run first. The agents print until they
+// are stopped (the test's signals), so the two overlap however late the
+// second starts: the Harbor trial builds its image first, which on a cold,
+// busy engine takes longer than any fixed loop of the other. Their timeout
+// (ten times the tasks' 60 s) outlasts the test's own deadlines.
 const leakSuite = `
 name: leak
 tasks: [FIXTURES/script, FIXTURES/harbor]
 variants:
   leak:
     agent: command
-    command: 'PREPARE echo "$LEAK_KEY" > leak.txt; if [ -d /logs/agent ]; then echo "$API_KEY" > /logs/agent/token.txt; fi; for i in $(seq 1 3000); do echo "token $LEAK_KEY"; printf "split %s" "${API_KEY:0:7}"; sleep 0.01; printf "%s\n" "${API_KEY:7}"; done'
+    command: 'PREPARE echo "$LEAK_KEY" > leak.txt; if [ -d /logs/agent ]; then echo "$API_KEY" > /logs/agent/token.txt; fi; while :; do echo "token $LEAK_KEY"; printf "split %s" "${API_KEY:0:7}"; sleep 0.01; printf "%s\n" "${API_KEY:7}"; done'
     env: {API_KEY: "${LEAK_KEY}"}
 concurrency: 2
+timeout_multiplier: {agent: 10}
 results: out
 `
 
@@ -136,7 +144,15 @@ func interruptLeakingRun(t *testing.T, prepare string, signal func(send func(sys
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	r := interruptedRun{dir: dir}
+	// A test that fails before its signals leaves no agent printing: the
+	// process group is killed and the run's objects are removed.
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if r.runID != "" {
+			removeRunObjects(r.runID)
+		}
+	})
 	lines := make(chan string, 1000)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -146,7 +162,6 @@ func interruptLeakingRun(t *testing.T, prepare string, signal func(send func(sys
 		close(lines)
 	}()
 
-	r := interruptedRun{dir: dir}
 	deadline := time.After(5 * time.Minute)
 	for started := 0; started < 2; {
 		select {
@@ -160,17 +175,34 @@ func interruptLeakingRun(t *testing.T, prepare string, signal func(send func(sys
 				started++
 			}
 		case <-deadline:
-			t.Fatalf("the trials did not start:\n%s", strings.Join(r.stderr, "\n"))
+			t.Fatalf("the trials did not start within 5m:\n%s\n%s", testenv.Tail(r.stderr, 40), testenv.LoadAverage())
 		}
 	}
 	require.NotEmpty(t, r.runID)
 	r.runDir = filepath.Join(dir, "out", r.runID)
-	require.Eventually(t, func() bool { return leakingAgents(r.runID) == 2 }, 2*time.Minute, 50*time.Millisecond,
-		"both agents print the secret")
-	require.Eventually(t, func() bool {
+	drained := make(chan struct{})
+	// What the run printed while it is waited on, and what the engine
+	// holds: the reason when a wait fails.
+	var mu sync.Mutex
+	go func() {
+		for l := range lines {
+			mu.Lock()
+			r.stderr = append(r.stderr, l)
+			mu.Unlock()
+		}
+		close(drained)
+	}()
+	explain := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return "the run's stderr:\n" + testenv.Tail(r.stderr, 40) + "\n" + testenv.RunState(r.runID)
+	}
+	testenv.Await(t, 3*time.Minute, 50*time.Millisecond, "both agents printing the secret at once",
+		func() bool { return leakingAgents(r.runID) == 2 }, explain)
+	testenv.Await(t, 2*time.Minute, 50*time.Millisecond, "the Harbor agent writing the secret into the trial's dir", func() bool {
 		_, err := os.Stat(filepath.Join(r.runDir, "harbor__leak__1", "logs", "agent", "token.txt"))
 		return err == nil
-	}, 2*time.Minute, 50*time.Millisecond, "the Harbor agent writes the secret into the trial's dir")
+	}, explain)
 	time.Sleep(300 * time.Millisecond) // their output reaches the disk
 	checkLogsMasked(t, r.runDir)
 
@@ -178,13 +210,12 @@ func interruptLeakingRun(t *testing.T, prepare string, signal func(send func(sys
 	ended := make(chan struct{})
 	rest := make(chan []string, 1)
 	go func() {
-		var more []string
-		for l := range lines {
-			more = append(more, l)
-		}
+		<-drained
 		err := cmd.Wait()
 		close(ended)
-		rest <- more
+		mu.Lock()
+		rest <- r.stderr
+		mu.Unlock()
 		exited <- err
 	}()
 	sent := time.Now()
@@ -199,17 +230,30 @@ func interruptLeakingRun(t *testing.T, prepare string, signal func(send func(sys
 	select {
 	case err := <-exited:
 		r.took = time.Since(sent)
-		r.stderr = append(r.stderr, <-rest...)
+		r.stderr = <-rest
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee, "an interrupted run does not exit 0:\n%s", strings.Join(r.stderr, "\n"))
 		r.code = ee.ExitCode()
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("the run did not exit after the signals:\n%s", strings.Join(r.stderr, "\n"))
+		t.Fatalf("the run did not exit within 2m of the signals:\n%s", explain())
 	}
 	return r
 }
 
+// removeRunObjects removes what a run left on the engine, for a test that
+// ended before the run did.
+func removeRunObjects(runID string) {
+	filter := "label=" + sandbox.LabelRun + "=" + runID
+	if ids, err := exec.Command("docker", "ps", "-aq", "--filter", filter).Output(); err == nil && len(strings.Fields(string(ids))) > 0 {
+		_ = exec.Command("docker", append([]string{"rm", "-f"}, strings.Fields(string(ids))...)...).Run()
+	}
+	if ids, err := exec.Command("docker", "network", "ls", "-q", "--filter", filter).Output(); err == nil && len(strings.Fields(string(ids))) > 0 {
+		_ = exec.Command("docker", append([]string{"network", "rm"}, strings.Fields(string(ids))...)...).Run()
+	}
+}
+
 // leakingAgents counts the run's containers whose agent command runs.
+// (docker top shows bash -c's whole command line, the loop's included.)
 func leakingAgents(runID string) int {
 	out, err := exec.Command("docker", "ps", "-q", "--filter", "label=flightdeck.run="+runID).Output()
 	if err != nil {
@@ -218,7 +262,7 @@ func leakingAgents(runID string) int {
 	n := 0
 	for _, id := range strings.Fields(string(out)) {
 		top, err := exec.Command("docker", "top", id, "-eo", "pid,args").Output()
-		if err == nil && strings.Contains(string(top), "seq 1 3000") {
+		if err == nil && strings.Contains(string(top), "while :; do echo \"token") {
 			n++
 		}
 	}

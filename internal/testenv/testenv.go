@@ -16,7 +16,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,4 +131,108 @@ func Golden(t testing.TB, path string, got []byte, update bool) {
 	if !bytes.Equal(want, got) {
 		t.Errorf("%s differs from what the code produces (rerun with -update to accept, then review the diff):\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
+}
+
+// RunState describes what the engine holds of a run, for a failed wait on
+// it: each of the run's containers (by its flightdeck.run label) with its
+// trial, phase, state and, when it runs, its processes, then the
+// machine's load average. Whoever reads only CI's log tells a product bug
+// (a phase that never came) from a slow machine (everything there, late).
+func RunState(runID string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engine state of run %s:\n", runID)
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label="+sandbox.LabelRun+"="+runID, "--format",
+		`{{.ID}}	trial={{.Label "`+sandbox.LabelTrial+`"}} phase={{.Label "flightdeck.phase"}} {{.State}} ({{.Status}}) {{.Image}}`).CombinedOutput()
+	switch {
+	case err != nil:
+		fmt.Fprintf(&b, "  docker ps: %v: %s\n", err, bytes.TrimSpace(out))
+	case len(bytes.TrimSpace(out)) == 0:
+		b.WriteString("  no container of the run\n")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if err != nil || line == "" {
+			break
+		}
+		fmt.Fprintf(&b, "  %s\n", line)
+		if !strings.Contains(line, " running (") {
+			continue
+		}
+		id, _, _ := strings.Cut(line, "\t")
+		top, err := exec.Command("docker", "top", id, "-eo", "pid,etime,args").CombinedOutput()
+		for i, p := range strings.Split(strings.TrimSpace(string(top)), "\n") {
+			if i > 8 {
+				b.WriteString("      …\n")
+				break
+			}
+			fmt.Fprintf(&b, "      %s\n", Clip(p, 160))
+		}
+		if err != nil {
+			fmt.Fprintf(&b, "      docker top: %v\n", err)
+		}
+	}
+	b.WriteString(LoadAverage())
+	return b.String()
+}
+
+// LoadAverage is the machine's load average and core count, as one line.
+func LoadAverage() string {
+	load, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return fmt.Sprintf("load average: %v\n", err)
+	}
+	f := strings.Fields(string(load))
+	if len(f) > 3 {
+		f = f[:3]
+	}
+	return fmt.Sprintf("load average %s on %d cores\n", strings.Join(f, " "), runtime.NumCPU())
+}
+
+// Tail is the last n of lines, joined, for a failure message.
+func Tail(lines []string, n int) string {
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("… (%d line(s) before)", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Clip cuts s to at most n bytes, marking the cut.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Await polls cond every interval until it holds or within has passed; then
+// the test fails with what was awaited and, from explain, the state that
+// says why it never came (RunState, a command's output so far). Unlike
+// require.Eventually, the explanation is taken when the wait fails, not
+// when it begins.
+func Await(t testing.TB, within, interval time.Duration, what string, cond func() bool, explain func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s: %s never happened\n%s", within, what, explain())
+		}
+		time.Sleep(interval)
+	}
+}
+
+// Buffer is a bytes.Buffer that a command writes while a test reads it.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
