@@ -14,11 +14,16 @@ build:
 # The runner package's engine tests take the longest: they start at once,
 # beside the other packages (two at a time), rather than after them. The
 # fuzz tests' seeds run here as tests; `make fuzz` explores further.
+# go test's output goes through scripts/testsummary: what go test prints
+# without -v, then each package's time and the slowest tests (the exit code
+# is go test's).
+SHELL     := /bin/bash
 SLOWEST   := ./runner
 test: base-image
 	@set -u; export FLIGHTDECK_REQUIRE_DOCKER=1; \
-	$(GO) test -count=1 -timeout 40m $(SLOWEST) & slow=$$!; \
-	$(GO) test -count=1 -timeout 40m $$($(GO) list ./... | grep -vx 'github.com/flightdeck/flightdeck/runner'); rc=$$?; \
+	$(GO) build -o bin/testsummary ./scripts/testsummary || exit 1; \
+	( set -o pipefail; $(GO) test -json -count=1 -timeout 40m $(SLOWEST) | bin/testsummary ) & slow=$$!; \
+	( set -o pipefail; $(GO) test -json -count=1 -timeout 40m $$($(GO) list ./... | grep -vx 'github.com/flightdeck/flightdeck/runner') | bin/testsummary ); rc=$$?; \
 	wait $$slow || rc=1; \
 	exit $$rc
 

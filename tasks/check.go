@@ -76,12 +76,19 @@ func Check(dir string) []Finding {
 		out = append(out, Finding{Path: is.path(dir), Rule: is.rule, Message: msg, Severity: is.severity})
 	}
 	if isTask {
-		out = append(out, checkKeys(dir)...)
-		out = append(out, checkScripts(dir)...)
-		out = append(out, checkInstructions(dir)...)
+		out = append(out, authorSlips(dir)...)
 		out = append(out, checkPlaceholders(dir)...)
 	}
 	return out
+}
+
+// authorSlips are the findings of the author's slips that Load refuses
+// too when they are errors: unknown keys, scripts bash cannot parse, an
+// empty instruction.
+func authorSlips(dir string) []Finding {
+	out := checkKeys(dir)
+	out = append(out, checkScripts(dir)...)
+	return append(out, checkInstructions(dir)...)
 }
 
 // checkLayout reports the files a task must have.

@@ -44,7 +44,9 @@ func (e *LoadError) Error() string {
 }
 
 // Load reads and validates the task directory dir. Every refusal is a
-// *LoadError naming the file, the field and the rule: multi-step tasks,
+// *LoadError naming the file, the field and the rule: everything Check
+// reports as an error but hangar's limits (an unknown key in flightdeck's
+// tables, a script bash cannot parse, an empty instruction), multi-step tasks,
 // Windows tasks, sealed tasks when opts.Local, symlinks, a files_digest that
 // does not match tests/ (or is missing while [flightdeck.grader] is present),
 // memory and memory_mb that disagree, an invalid [task].name, a missing
@@ -65,6 +67,16 @@ func Load(dir string, opts LoadOptions) (*Task, error) {
 			le := is.loadError(dir)
 			le.TaskID = v.id
 			return nil, le
+		}
+	}
+	// What task check calls an author's slip and an error is refused here
+	// too, so that no command runs a task task check fails: a misspelt key
+	// of flightdeck's own tables (a misspelt [flightdeck.grader] command
+	// would otherwise grade the task Harbor's way), a script bash cannot
+	// parse, an empty instruction.
+	for _, f := range authorSlips(dir) {
+		if f.Severity == SeverityError {
+			return nil, &LoadError{File: f.Path, Rule: f.Message, TaskID: v.id}
 		}
 	}
 	return &Task{
