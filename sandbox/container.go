@@ -207,7 +207,13 @@ func (d *Docker) Stop(ctx context.Context, containerID string) error {
 	if err != nil && !cerrdefs.IsNotFound(err) && !isNotRunning(err) && !killPending(err) {
 		return engineErr("kill container "+short(containerID), err)
 	}
-	return d.waitStopped(cctx, containerID)
+	// The kill is delivered; the engine's answer that the container
+	// stopped waits on the kernel reaping every process, which for
+	// thousands of them (a fork bomb) on a busy machine takes longer than
+	// one engine call: waited on as long as a reap is.
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*d.opts.CleanupTimeout)
+	defer wcancel()
+	return d.waitStopped(wctx, containerID)
 }
 
 // waitStopped polls until the container is not running (or gone).

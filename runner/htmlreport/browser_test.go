@@ -115,7 +115,10 @@ results: `+filepath.Join(dir, "results")+`
 	sel := `#t-semver__wrong__1`
 	require.NoError(t, chromedp.Do(bctx,
 		chromedp.Click(chromedp.CSS(`#matrix a[data-trial="semver__wrong__1"]`)),
-		chromedp.WaitVisible(chromedp.CSS(sel+` details.diff pre`))))
+		chromedp.WaitVisible(chromedp.CSS(sel+` details.diff pre`)),
+		// The page opens the trial's details on the hash change, which a
+		// busy browser runs after the click returns: wait for the log too.
+		chromedp.WaitVisible(chromedp.CSS(sel+` details.log[data-log="grader.log"] pre`))))
 	diffText, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel+` details.diff pre`)))
 	require.NoError(t, err)
 	logOpen, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.querySelector('`+sel+` details.log[data-log="grader.log"]').open`))
