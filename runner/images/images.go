@@ -274,10 +274,62 @@ func (s *Set) standIn(where, base, ref string, mapped bool) error {
 		return defect(fmt.Errorf("%s: %s is not on this engine: build or load %s, or map %s to an image the engine has", where, what, ref, base))
 	case !sandbox.IsOfficialImage(ref):
 		return defect(fmt.Errorf("%s: the image is not on this engine and cannot be pulled, and only Docker Hub's official images "+
-			"(python, debian, ...) get a stand-in: load it, or map it: %s", where, s.mapHint(ref)))
+			"%s get a stand-in: load it, or map it: %s", where, StandInList, s.mapHint(ref)))
+	case !StandsInFor(ref):
+		hint := ""
+		if near := text.Nearest(repoOf(ref), standInRepos); near != "" && near != repoOf(ref) {
+			hint = fmt.Sprintf("did you mean %s? ", strings.Replace(ref, repoOf(ref), near, 1))
+		}
+		return defect(fmt.Errorf("%s: %s is not on this engine and cannot be pulled, and %s (Debian with python3) stands in only for %s: "+
+			"%sload it, or map it: %s", where, ref, Fallback, StandInList, hint, s.mapHint(ref)))
 	}
 	return nil
 }
+
+// standInRepos are the official images Fallback can truly stand in for:
+// Debian itself, Ubuntu (Debian's derivative: the same tools, packages and
+// layout) and Python 3 on Debian. Another stack's image (node, golang,
+// rust, ...) never gets the stand-in, where a task's tests could only fail
+// for the wrong reason; nor does a misspelt name (pyhton).
+var standInRepos = []string{"python", "debian", "ubuntu"}
+
+// StandInList says which images get the stand-in, for messages and docs.
+const StandInList = "python:3 (any 3.x tag), debian and ubuntu (any tag)"
+
+// StandsInFor reports whether Fallback may stand in for ref, an official
+// image: one of standInRepos, and for python a Python 3 tag.
+func StandsInFor(ref string) bool {
+	repo := repoOf(ref)
+	if !slices.Contains(standInRepos, repo) {
+		return false
+	}
+	if repo != "python" {
+		return true
+	}
+	tag := tagOf(ref)
+	return tag == "" || tag == "latest" || strings.HasPrefix(tag, "3") || !startsWithDigit(tag)
+}
+
+// repoOf is an official image's name without registry, "library/", tag
+// or digest: "python" for docker.io/library/python:3.12-slim.
+func repoOf(ref string) string {
+	name, _, _ := strings.Cut(ref, "@")
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name = name[:i]
+	}
+	return name[strings.LastIndex(name, "/")+1:]
+}
+
+// tagOf is ref's tag, "" when it has none.
+func tagOf(ref string) string {
+	name, _, _ := strings.Cut(ref, "@")
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		return name[i+1:]
+	}
+	return ""
+}
+
+func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
 // fallbackPairs lists the fallbacks decided, as "from=to".
 func (s *Set) FallbackPairs() []string {

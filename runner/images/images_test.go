@@ -159,3 +159,34 @@ func TestTaskImagesForget(t *testing.T) {
 	}
 	New(nil, nil, t.TempDir(), 1, func(string) {}).Forget(task, "img:1") // nothing to forget
 }
+
+// The offline base stands in only for the images it can truly replace:
+// Python 3, Debian and Ubuntu; not another stack, not Python 2, not a typo.
+func TestStandsInFor(t *testing.T) {
+	for ref, want := range map[string]bool{
+		"python:3.12-slim": true, "python": true, "python:latest": true, "python:slim-bookworm": true,
+		"docker.io/library/python:3.11": true, "python:3.12@sha256:" + strings.Repeat("a", 64): true,
+		"debian:bookworm": true, "debian": true, "ubuntu:24.04": true, "ubuntu:latest": true,
+		"python:2.7": false, "pyhton:3.12-slim": false, "node:20": false, "golang:1.22": false,
+		"rust:1": false, "alpine:3.19": false, "busybox": false,
+	} {
+		assert.Equal(t, want, StandsInFor(ref), ref)
+	}
+}
+
+// A missing official image that is not on the list is the task's defect,
+// naming the line, what gets a stand-in, and the likely name of a typo.
+func TestStandInRefusal(t *testing.T) {
+	s := New(nil, nil, t.TempDir(), 1, func(string) {})
+	err := s.standIn("t/environment/Dockerfile:1: FROM pyhton:3.12-slim", "pyhton:3.12-slim", "pyhton:3.12-slim", false)
+	var d *Defect
+	require.ErrorAs(t, err, &d)
+	assert.Contains(t, err.Error(), "t/environment/Dockerfile:1: FROM pyhton:3.12-slim: pyhton:3.12-slim is not on this engine")
+	assert.Contains(t, err.Error(), "stands in only for "+StandInList)
+	assert.Contains(t, err.Error(), "did you mean python:3.12-slim?")
+	err = s.standIn("t/environment/Dockerfile:1: FROM node:20", "node:20", "node:20", false)
+	require.ErrorAs(t, err, &d)
+	assert.NotContains(t, err.Error(), "did you mean")
+	assert.Contains(t, err.Error(), "--image-map node:20=IMAGE")
+	assert.NoError(t, s.standIn("x", "ubuntu:24.04", "ubuntu:24.04", false))
+}
