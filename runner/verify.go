@@ -69,6 +69,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 	for _, t := range req.Tasks {
 		in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars,
 			HasPatch: fileExists(t.Path("solution", agent.ReferencePatch))}
+		in.NoOracle = !in.HasPatch && !t.HasSolution()
 		for _, res := range byTask[t.ID] {
 			switch res.Variant {
 			case suite.AgentOracle:

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
@@ -240,13 +242,30 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 	return execute(ctx, env, req, false, func(w io.Writer, r *runner.Runner, rec *results.RunRecord) int {
 		rep, err := r.Audit(ctx, req, rec, vo)
 		if err != nil {
+			// The audit's own reads (the image's files, the results)
+			// failed: the machine's error, not a finding on the task.
 			fmt.Fprintf(env.stderr, "flightdeck task verify: %v\n", err)
-			return exitFindings
+			return exitInfra
 		}
 		if f.json {
 			audit.WriteJSON(w, rep)
 		} else {
 			audit.Write(w, rep)
+		}
+		// A trial the machine failed leaves the checks that read it
+		// unproven, whatever they say: neither "ok" nor a finding on the
+		// task, but the infrastructure's error.
+		var infra []results.TrialSummary
+		for _, tr := range rec.Trials {
+			if tr.Outcome == grader.OutcomeInfraError {
+				infra = append(infra, tr)
+			}
+		}
+		if len(infra) > 0 {
+			fmt.Fprintf(env.stderr, "flightdeck task verify: the audit is incomplete: %d of %d trials ended infra_error (%s: %s); "+
+				"the task was not judged: fix what the error names and run task verify again\n",
+				len(infra), len(rec.Trials), infra[0].Trial, text.OneLine(infra[0].Error, 300))
+			return exitInfra
 		}
 		if rep.OK() {
 			return exitOK

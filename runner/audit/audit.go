@@ -114,7 +114,18 @@ type Input struct {
 	Repro    []string
 	ReproErr error
 	Skip     map[string]bool
+	// NoOracle: the task has no solution/ to run as the oracle; the
+	// checks that read the oracle's runs are not run.
+	NoOracle bool
 }
+
+// NoOracleText is the oracle check's evidence for a task without
+// solution/.
+const NoOracleText = "no oracle: the task has no solution/ (solve.sh, deterministic.json or reference.patch)"
+
+// oracleChecks are the checks that read the oracle's runs.
+var oracleChecks = map[string]bool{CheckOracle: true, CheckBase: true, CheckFlaky: true, CheckLive: true, CheckStart: true,
+	CheckEnv: true, CheckNetwork: true, CheckHeadroom: true}
 
 // needsImage are the checks that read what ran in the task's image: when it
 // did not build, they are skipped and say so.
@@ -129,6 +140,10 @@ func Audit(in Input) Task {
 		c := Check{Name: name, Status: Skipped}
 		switch {
 		case in.Skip[name]:
+		case in.NoOracle && name == CheckOracle:
+			c.Evidence = NoOracleText
+		case in.NoOracle && oracleChecks[name]:
+			c.Evidence = "no oracle to run"
 		case noImage && needsImage[name]:
 			c.Evidence = "the image did not build"
 		case noImage && name == CheckLeaks && in.LeakErr != nil:
