@@ -16,15 +16,24 @@ import (
 	"github.com/flightdeck/flightdeck/runner/results"
 )
 
-// askAgent is the docs' example agent (docs/running.md): it asks through
-// the question channel and prints the reply.
-const askAgent = `ask() {
-  n=$((n + 1)); d="$FLIGHTDECK_ASK_DIR"
-  printf '%s' "$1" > "$d/.$n.tmp" && mv "$d/.$n.tmp" "$d/$n.q"
-  while [ ! -e "$d/$n.a" ]; do sleep 0.1; done
-  cat "$d/$n.a"
+// askAgent is the docs' ask() helper (docs/running.md, "Agents that
+// ask"), read from the docs verbatim: the snippet users copy is the one
+// tested.
+var askAgent = docsAskHelper()
+
+func docsAskHelper() string {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "running.md"))
+	if err != nil {
+		panic(err)
+	}
+	doc := string(data)
+	start := strings.Index(doc, "\nask() {")
+	end := strings.Index(doc[start+1:], "\n}\n")
+	if start < 0 || end < 0 {
+		panic("docs/running.md: no ask() helper")
+	}
+	return doc[start+1:start+1+end+2] + "\n"
 }
-`
 
 // The agents of TestAskChannel, by variant.
 var askVariants = map[string]string{
@@ -33,6 +42,9 @@ var askVariants = map[string]string{
 body=$(ask "What should add return?")
 printf 'def add(a, b):\n    return %s\n' "$body" > calc/__init__.py
 git add -A && git -c user.name=a -c user.email=a@b commit -qm add`,
+	// Asks twice through $(...): the second question is its own, and
+	// needs input, rather than reading the first one's reply.
+	"twice": askAgent + `a=$(ask "What should add return?"); echo "first: $a"; b=$(ask "And what should sub return?"); echo "second: $b"; sleep 300`,
 	// Asks what the task does not answer, and would wait long past it.
 	"unmatched": askAgent + `date +%s.%N > /tmp/asked; echo "asked at $(cat /tmp/asked)"
 ask "What is the meaning of life?"; sleep 300`,
@@ -45,7 +57,9 @@ ask "What is the meaning of life?"; sleep 300`,
 	// A question that is not text.
 	"binary": `printf 'add\000\377\376' > "$FLIGHTDECK_ASK_DIR/.1"; mv "$FLIGHTDECK_ASK_DIR/.1" "$FLIGHTDECK_ASK_DIR/1.q"; sleep 300`,
 	// A thousand questions at once, and names that are not questions.
-	"flood": `cd "$FLIGHTDECK_ASK_DIR" && for i in $(seq 1 1000); do echo "What should add return?" > "$i.q"; done; touch ../x.q '..q' 'a b.q'; sleep 300`,
+	// (Each is renamed into place whole, as the protocol says: a question
+	// read while half written would need input for its emptiness instead.)
+	"flood": `cd "$FLIGHTDECK_ASK_DIR" && for i in $(seq 1 1000); do echo "What should add return?" > ".$i"; mv ".$i" "$i.q"; done; touch ../x.q '..q' 'a b.q'; sleep 300`,
 }
 
 // The question channel end to end: a command agent in bash that asks and
@@ -85,7 +99,7 @@ func TestAskChannel(t *testing.T) {
 	assert.Contains(t, readText(t, filepath.Join(run.trialDir(task0, "asks"), results.AgentLog)), "max_turns=3")
 
 	needs := map[string]string{
-		"unmatched": "no answer", "bound": "past the bound of 3",
+		"unmatched": "no answer", "bound": "past the bound of 3", "twice": "no answer",
 		"link": "regular file", "huge": "longer than", "binary": "not text", "flood": "past the bound",
 	}
 	for v, reason := range needs {
@@ -102,6 +116,9 @@ func TestAskChannel(t *testing.T) {
 		assert.True(t, os.IsNotExist(err), "%s: no reward file", v)
 	}
 	assert.Len(t, run.result(t, task0, "bound").Questions, 3)
+	twice := run.result(t, task0, "twice")
+	require.Len(t, twice.Questions, 1, "the first question was answered")
+	assert.Equal(t, "And what should sub return?", twice.NeedsInput.Question)
 	assert.Equal(t, "What is the meaning of life?", run.result(t, task0, "unmatched").NeedsInput.Question)
 
 	// The phase ends when the question is read, not at the agent's sleep
@@ -207,4 +224,24 @@ func askedAt(t *testing.T, log string) time.Time {
 	}
 	t.Fatalf("no asked-at line in agent.log:\n%s", log)
 	return time.Time{}
+}
+
+// A flightdeck-native task with no answers still has the channel: an agent
+// that asks through the documented helper ends needs_input at once, not at
+// its timeout.
+func TestAskWithoutAnswers(t *testing.T) {
+	requireEngine(t)
+	dir := t.TempDir()
+	task := copyTask(t, taskDir(t, "attack-native"), dir, "ask-none", func(toml string) string { return toml })
+	suite := writeSuite(t, dir, suiteFile{Name: "ask-none", Tasks: []string{task}, Concurrency: 1, Retries: retries(0),
+		Variants: map[string]map[string]any{"asks": command(askAgent + `x=$(ask "Which format?"); echo "told: $x"; sleep 300`)}})
+	run := runFlightdeck(t, suite)
+	res := run.result(t, "ask-none", "asks")
+	assert.Equal(t, grader.OutcomeNeedsInput, res.Outcome, res.Error)
+	require.NotNil(t, res.NeedsInput)
+	assert.Equal(t, "Which format?", res.NeedsInput.Question)
+	assert.Contains(t, res.NeedsInput.Reason, "the task answers no questions")
+	assert.False(t, res.AgentPhase.TimedOut, "the channel ended the phase, not the timeout")
+	assert.Nil(t, res.Reward, "not graded")
+	assertNoLeftovers(t, run.id)
 }

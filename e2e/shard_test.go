@@ -136,7 +136,9 @@ func TestShardAndMerge(t *testing.T) {
 	assert.Contains(t, missing.stderr, "shard 2/3 missing")
 	partial := flightdeck(t, dir, nil, "merge", "--allow-missing", "--results", filepath.Join(dir, "partial"), shardDirs[0], shardDirs[2])
 	assert.NotEqual(t, 0, partial.code, "an incomplete run does not pass")
-	assert.Contains(t, partial.stderr, "incomplete")
+	assert.Contains(t, partial.stderr, "incomplete: shard 2 of 3 is missing")
+	assert.Contains(t, partial.stdout, "trials have no result: shard 2 of 3 is missing; merge again with its run dir")
+	assert.NotContains(t, partial.stdout, "(interrupted)", "nothing was interrupted")
 
 	// A shard given twice, or a run that is not a shard, is refused.
 	twice := flightdeck(t, dir, nil, "merge", shardDirs[0], shardDirs[0], shardDirs[1])

@@ -28,4 +28,9 @@ func (s *runState) finishRecord(rec *results.RunRecord, trials []*suite.Trial, i
 	if interrupted || len(rec.NotRun) > 0 {
 		rec.Status = results.StatusInterrupted
 	}
+	if interrupted {
+		// The process exits 130 (a signal stopped it): run.json and
+		// report.html say the same code.
+		rec.ExitCode = results.ExitInterrupted
+	}
 }

@@ -37,7 +37,7 @@ func runMerge(_ context.Context, env *cliEnv, args []string) int {
 		}
 	}
 	if len(rec.MissingShards) > 0 {
-		fmt.Fprintf(env.stderr, "flightdeck merge: incomplete: shard(s) %v missing; their trials are listed as not run\n", rec.MissingShards)
+		fmt.Fprintf(env.stderr, "flightdeck merge: incomplete: %s; its trials are listed as not run\n", results.MissingShardsText(rec))
 	}
 	if *asJSON {
 		results.WriteJSON(env.stdout, rec)

@@ -279,6 +279,10 @@ func checkStoppedClean(t *testing.T, r interruptedRun) {
 	rec, err := results.ReadRunRecord(r.runDir)
 	require.NoError(t, err, "run.json:\n%s", all)
 	assert.Equal(t, results.StatusInterrupted, rec.Status)
+	assert.Equal(t, exitInterrupted, rec.ExitCode, "run.json's exit code is the process's")
+	html, err := os.ReadFile(filepath.Join(r.runDir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "interrupted, exit code 130")
 	t.Logf("exit %d, run.json %s, %.1fs after the first signal", r.code, rec.Status, r.took.Seconds())
 	assert.Contains(t, all, "--resume "+r.runID+" --results out")
 	for _, what := range [][]string{{"ps", "-a"}, {"network", "ls"}} {

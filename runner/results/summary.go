@@ -65,7 +65,13 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	if len(rec.Tampered) > 0 {
 		fmt.Fprintf(w, "\ntampering flagged (result.json's tamper lists the evidence):\n  %s\n", strings.Join(rec.Tampered, "\n  "))
 	}
-	if len(rec.NotRun) > 0 {
+	switch {
+	case len(rec.MissingShards) > 0:
+		// A merge of some shards: nothing was interrupted, a shard's
+		// run is not there.
+		fmt.Fprintf(w, "\n%d trials have no result: %s; merge again with its run dir, or run it (--shard K/N) first\n",
+			len(rec.NotRun), MissingShardsText(rec))
+	case len(rec.NotRun) > 0:
 		cwd, _ := os.Getwd()
 		fmt.Fprintf(w, "\n%d trials have no result (interrupted); finish them with: %s\n", len(rec.NotRun), ResumeCommand(rec, cwd))
 	}
@@ -220,4 +226,24 @@ func passKText(m map[string]float64) string {
 		return "-"
 	}
 	return strings.Join(parts, " ")
+}
+
+// MissingShardsText names a merged run's missing shards: "shard 2 of 3 is
+// missing", "shards 2, 3 of 4 are missing".
+func MissingShardsText(rec *RunRecord) string {
+	n := 0
+	for _, sh := range rec.Shards {
+		var k, of int
+		if _, err := fmt.Sscanf(sh, "%d/%d", &k, &of); err == nil {
+			n = of
+		}
+	}
+	ks := make([]string, len(rec.MissingShards))
+	for i, k := range rec.MissingShards {
+		ks[i] = fmt.Sprint(k)
+	}
+	if len(ks) == 1 {
+		return fmt.Sprintf("shard %s of %d is missing", ks[0], n)
+	}
+	return fmt.Sprintf("shards %s of %d are missing", strings.Join(ks, ", "), n)
 }

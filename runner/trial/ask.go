@@ -49,15 +49,17 @@ type mailbox struct {
 	needs *results.NeedsInput
 }
 
-// newMailbox makes the channel's dir when the task has answers (nil
-// otherwise: a trial with nothing to answer has no channel). Any user the
-// agent runs as may write it; the run's private work dir keeps others out.
+// newMailbox makes the channel's dir. Every trial of a flightdeck-native
+// task has one, answers or none: an agent that asks in a task with no
+// answers gets needs_input at once instead of waiting for its timeout.
+// Any user the agent runs as may write it; the run's private work dir
+// keeps others out.
 func newMailbox(task *tasks.Task, scratch string) (*mailbox, error) {
 	fd := task.Config.Flightdeck
-	if fd.Agent == nil || len(fd.Agent.Answers) == 0 {
-		return nil, nil
+	m := &mailbox{dir: filepath.Join(scratch, "ask"), bound: defaultQuestionBound, seen: map[string]bool{}}
+	if fd.Agent != nil {
+		m.answers = fd.Agent.Answers
 	}
-	m := &mailbox{dir: filepath.Join(scratch, "ask"), answers: fd.Agent.Answers, bound: defaultQuestionBound, seen: map[string]bool{}}
 	if fd.MaxTurns > 0 {
 		m.bound = fd.MaxTurns
 	}
@@ -128,6 +130,10 @@ func (m *mailbox) poll() bool {
 			m.needs = needs(fmt.Sprintf("question %d, past the bound of %d (max_turns, else %d)", n, m.bound, defaultQuestionBound))
 		default:
 			reply, ok := m.match(question)
+			if !ok && len(m.answers) == 0 {
+				m.needs = needs("the task answers no questions (no [flightdeck.agent] answers)")
+				break
+			}
 			if !ok {
 				m.needs = needs("no answer of the task's matches it")
 				break

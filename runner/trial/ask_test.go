@@ -79,10 +79,20 @@ func TestMailboxAnswersFromTheTaskOnly(t *testing.T) {
 	assert.Equal(t, []string{grader.EventQuestion, grader.EventAnswer, grader.EventQuestion, grader.EventAnswer, grader.EventQuestion}, kinds)
 }
 
-func TestMailboxWithoutAnswersHasNoChannel(t *testing.T) {
+// A task with no answers still has the channel: the first question needs
+// input at once, saying the task answers none.
+func TestMailboxWithoutAnswersNeedsInputAtOnce(t *testing.T) {
 	m, err := newMailbox(&tasks.Task{}, t.TempDir())
 	require.NoError(t, err)
-	assert.Nil(t, m)
+	require.NotNil(t, m)
+	assert.False(t, m.poll(), "no question yet")
+	require.NoError(t, os.WriteFile(filepath.Join(m.dir, "x.q"), []byte("Which format?"), 0o644))
+	assert.True(t, m.poll())
+	_, needs := m.result()
+	require.NotNil(t, needs)
+	assert.Equal(t, "Which format?", needs.Question)
+	assert.Contains(t, needs.Reason, "the task answers no questions")
+	assert.NoFileExists(t, filepath.Join(m.dir, "x.a"))
 }
 
 // What an agent might try through the channel: each ends the agent's
