@@ -12,7 +12,7 @@ func runMerge(_ context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "merge", "merge RUN_DIR... [--results DIR] [--allow-missing]",
 		"flightdeck merge shards/*/results/2026*   # the runs of run --shard 1/3, 2/3 and 3/3")
 	resultsPath := fs.String("results", "", "where the merged run goes (default: the first shard's results dir)")
-	allowMissing := fs.Bool("allow-missing", false, "merge the shards given although some are missing: the run is incomplete and exits 3")
+	allowMissing := fs.Bool("allow-missing", false, "merge the shards given although some are missing: the run is incomplete and exits 3 (1 or 4 when the shards there failed an expectation or hold a task's defect)")
 	asJSON := fs.Bool("json", false, "print the merged run.json instead of the summary table")
 	if code, done := parseFlags(fs, env, args); done {
 		return code
