@@ -314,7 +314,7 @@ func TestRunInterruptedThenResumed(t *testing.T) {
 	req := fakeRequest(t, fakeSuite, suite.Options{})
 	rec := fakeRun(t, eng, ctx, req)
 	assert.Equal(t, results.StatusInterrupted, rec.Status)
-	assert.Equal(t, results.ExitInfra, rec.ExitCode)
+	assert.Equal(t, results.ExitInterrupted, rec.ExitCode, "run.json says what the process exits with")
 	assert.Equal(t, []string{"answer__wrong__1"}, rec.NotRun)
 	assert.FileExists(t, filepath.Join(rec.Dir, "answer__right__1", results.ResultFile))
 	assert.NoFileExists(t, filepath.Join(rec.Dir, "answer__wrong__1", results.ResultFile))
