@@ -101,11 +101,25 @@ func normalizeRef(ref string) string {
 // own base image in for; an image of an organisation or another registry
 // is too particular to guess.
 func IsOfficialImage(ref string) bool {
+	_, _, ok := OfficialImage(ref)
+	return ok
+}
+
+// OfficialImage splits an official image's reference into its name and
+// tag ("python", "3.12-slim" for docker.io/library/python:3.12-slim; the
+// tag is "" when ref has none); ok is false for any other reference.
+func OfficialImage(ref string) (name, tag string, ok bool) {
 	named, err := reference.ParseNormalizedNamed(ref)
 	if err != nil {
-		return false
+		return "", "", false
 	}
 	path := reference.Path(named)
-	return reference.Domain(named) == "docker.io" && strings.HasPrefix(path, "library/") &&
-		!strings.Contains(strings.TrimPrefix(path, "library/"), "/")
+	name = strings.TrimPrefix(path, "library/")
+	if reference.Domain(named) != "docker.io" || !strings.HasPrefix(path, "library/") || strings.Contains(name, "/") {
+		return "", "", false
+	}
+	if t, tagged := named.(reference.Tagged); tagged {
+		tag = t.Tag()
+	}
+	return name, tag, true
 }

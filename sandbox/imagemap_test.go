@@ -102,3 +102,16 @@ func TestIsOfficialImage(t *testing.T) {
 		assert.Equal(t, want, IsOfficialImage(ref), ref)
 	}
 }
+
+func TestOfficialImageNameAndTag(t *testing.T) {
+	for ref, want := range map[string][2]string{
+		"python:3.12-slim": {"python", "3.12-slim"}, "docker.io/library/ubuntu:24.04": {"ubuntu", "24.04"},
+		"debian": {"debian", ""}, "python@sha256:" + strings.Repeat("a", 64): {"python", ""},
+	} {
+		name, tag, ok := OfficialImage(ref)
+		assert.True(t, ok, ref)
+		assert.Equal(t, want, [2]string{name, tag}, ref)
+	}
+	_, _, ok := OfficialImage("ghcr.io/org/img:1")
+	assert.False(t, ok)
+}

@@ -277,8 +277,9 @@ func (s *Set) standIn(where, base, ref string, mapped bool) error {
 			"%s get a stand-in: load it, or map it: %s", where, StandInList, s.mapHint(ref)))
 	case !StandsInFor(ref):
 		hint := ""
-		if near := text.Nearest(repoOf(ref), standInRepos); near != "" && near != repoOf(ref) {
-			hint = fmt.Sprintf("did you mean %s? ", strings.Replace(ref, repoOf(ref), near, 1))
+		name, _, _ := sandbox.OfficialImage(ref)
+		if near := text.Nearest(name, standInRepos); near != "" && near != name {
+			hint = fmt.Sprintf("did you mean %s? ", strings.Replace(ref, name, near, 1))
 		}
 		return defect(fmt.Errorf("%s: %s is not on this engine and cannot be pulled, and %s (Debian with python3) stands in only for %s: "+
 			"%sload it, or map it: %s", where, ref, Fallback, StandInList, hint, s.mapHint(ref)))
@@ -296,40 +297,19 @@ var standInRepos = []string{"python", "debian", "ubuntu"}
 // StandInList says which images get the stand-in, for messages and docs.
 const StandInList = "python:3 (any 3.x tag), debian and ubuntu (any tag)"
 
-// StandsInFor reports whether Fallback may stand in for ref, an official
-// image: one of standInRepos, and for python a Python 3 tag.
+// StandsInFor reports whether Fallback may stand in for ref: an official
+// image of standInRepos, and for python a Python 3 tag (or a tag that
+// names no version: latest, slim, ...).
 func StandsInFor(ref string) bool {
-	repo := repoOf(ref)
-	if !slices.Contains(standInRepos, repo) {
+	name, tag, ok := sandbox.OfficialImage(ref)
+	switch {
+	case !ok || !slices.Contains(standInRepos, name):
 		return false
+	case name == "python":
+		return tag == "" || tag[0] < '0' || tag[0] > '9' || strings.HasPrefix(tag, "3")
 	}
-	if repo != "python" {
-		return true
-	}
-	tag := tagOf(ref)
-	return tag == "" || tag == "latest" || strings.HasPrefix(tag, "3") || !startsWithDigit(tag)
+	return true
 }
-
-// repoOf is an official image's name without registry, "library/", tag
-// or digest: "python" for docker.io/library/python:3.12-slim.
-func repoOf(ref string) string {
-	name, _, _ := strings.Cut(ref, "@")
-	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
-		name = name[:i]
-	}
-	return name[strings.LastIndex(name, "/")+1:]
-}
-
-// tagOf is ref's tag, "" when it has none.
-func tagOf(ref string) string {
-	name, _, _ := strings.Cut(ref, "@")
-	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
-		return name[i+1:]
-	}
-	return ""
-}
-
-func startsWithDigit(s string) bool { return s != "" && s[0] >= '0' && s[0] <= '9' }
 
 // fallbackPairs lists the fallbacks decided, as "from=to".
 func (s *Set) FallbackPairs() []string {

@@ -188,5 +188,8 @@ func TestStandInRefusal(t *testing.T) {
 	require.ErrorAs(t, err, &d)
 	assert.NotContains(t, err.Error(), "did you mean")
 	assert.Contains(t, err.Error(), "--image-map node:20=IMAGE")
+	err = s.standIn("t/environment/Dockerfile:1: FROM python:2.7", "python:2.7", "python:2.7", false)
+	require.ErrorAs(t, err, &d)
+	assert.NotContains(t, err.Error(), "did you mean", "a listed name with another version is no typo")
 	assert.NoError(t, s.standIn("x", "ubuntu:24.04", "ubuntu:24.04", false))
 }
