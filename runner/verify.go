@@ -104,7 +104,13 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 			}
 			in.Leaks, in.LeakErr = taskLeaks(ctx, eng, rec.RunID, t, instrs, dfErr, in.Oracle)
 		}
-		rep.Tasks = append(rep.Tasks, audit.Audit(in))
+		task := audit.Audit(in)
+		for _, res := range byTask[t.ID] {
+			if res.Outcome == grader.OutcomeInfraError {
+				task.Infra = append(task.Infra, res.Trial+": "+text.OneLine(res.Error, 300))
+			}
+		}
+		rep.Tasks = append(rep.Tasks, task)
 	}
 	return rep, nil
 }

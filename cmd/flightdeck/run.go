@@ -14,8 +14,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/flightdeck/flightdeck/grader"
-	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
@@ -253,18 +251,9 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 			audit.Write(w, rep)
 		}
 		// A trial the machine failed leaves the checks that read it
-		// unproven, whatever they say: neither "ok" nor a finding on the
-		// task, but the infrastructure's error.
-		var infra []results.TrialSummary
-		for _, tr := range rec.Trials {
-			if tr.Outcome == grader.OutcomeInfraError {
-				infra = append(infra, tr)
-			}
-		}
-		if len(infra) > 0 {
-			fmt.Fprintf(env.stderr, "flightdeck task verify: the audit is incomplete: %d of %d trials ended infra_error (%s: %s); "+
-				"the task was not judged: fix what the error names and run task verify again\n",
-				len(infra), len(rec.Trials), infra[0].Trial, text.OneLine(infra[0].Error, 300))
+		// unproven: neither "ok" nor a finding on the task (the report
+		// says "not judged").
+		if rep.Incomplete() {
 			return exitInfra
 		}
 		if rep.OK() {

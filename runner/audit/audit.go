@@ -61,7 +61,13 @@ type Task struct {
 	Task   string  `json:"task"`
 	Dir    string  `json:"dir"`
 	Checks []Check `json:"checks"`
+	// Infra are the task's trials the machine failed ("trial: error"):
+	// the checks that read them prove nothing, and the task is not judged.
+	Infra []string `json:"infra_errors,omitempty"`
 }
+
+// Incomplete reports whether a trial of the task ended infra_error.
+func (t Task) Incomplete() bool { return len(t.Infra) > 0 }
 
 // Failed reports whether a check failed.
 func (t Task) Failed() bool {
@@ -80,7 +86,12 @@ type Report struct {
 
 // OK reports whether every task passed every check it ran.
 func (r *Report) OK() bool {
-	return len(r.NotRun) == 0 && !slices.ContainsFunc(r.Tasks, Task.Failed)
+	return len(r.NotRun) == 0 && !r.Incomplete() && !slices.ContainsFunc(r.Tasks, Task.Failed)
+}
+
+// Incomplete reports whether the machine failed a trial of some task.
+func (r *Report) Incomplete() bool {
+	return slices.ContainsFunc(r.Tasks, Task.Incomplete)
 }
 
 // Input is what one task's audit reads.
@@ -507,10 +518,17 @@ func firstError(runs []*results.Result) string {
 func Write(w io.Writer, r *Report) {
 	for _, t := range r.Tasks {
 		verdict := "ok"
-		if t.Failed() {
+		switch {
+		case t.Incomplete():
+			verdict = "INFRA"
+		case t.Failed():
 			verdict = "FAIL"
 		}
 		fmt.Fprintf(w, "%-4s %s (%s)\n", verdict, t.Task, t.Dir)
+		if t.Incomplete() {
+			fmt.Fprintf(w, "     not judged: %d trial(s) ended infra_error, so the checks below prove nothing (first: %s); "+
+				"fix what the error names and run task verify again\n", len(t.Infra), t.Infra[0])
+		}
 		for _, c := range t.Checks {
 			if c.Status == Skipped && r.skipped(c.Name) {
 				continue

@@ -134,6 +134,21 @@ func TestSkipAndWrite(t *testing.T) {
 	assert.True(t, strings.Contains(out, "task  oracle"), out)
 }
 
+// A task whose trials the machine failed is not judged: neither ok nor
+// FAIL, with the first error on the next line.
+func TestIncompleteTask(t *testing.T) {
+	task := Audit(Input{Task: "x", Dir: "/t/x", NoOracle: true, Nop: run(grader.OutcomeInfraError, 0)})
+	task.Infra = []string{"x__nop__1: the offline base image is missing too"}
+	rep := &Report{Tasks: []Task{task}}
+	assert.True(t, rep.Incomplete())
+	assert.False(t, rep.OK(), "an incomplete audit is not ok")
+	var buf bytes.Buffer
+	Write(&buf, rep)
+	assert.Contains(t, buf.String(), "INFRA x (/t/x)\n     not judged: 1 trial(s) ended infra_error, so the checks below prove nothing "+
+		"(first: x__nop__1: the offline base image is missing too)")
+	assert.NotContains(t, buf.String(), "ok   x")
+}
+
 func TestReproducibility(t *testing.T) {
 	df := `FROM python AS build
 FROM build
