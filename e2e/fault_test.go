@@ -37,9 +37,8 @@ func faultSuite(t *testing.T, dir string, variants map[string]map[string]any, co
 	})
 }
 
-// The engine not answering at start: exit 3 (infrastructure; gc, which
-// runs no trial, still says 2) and one line that says so, and nothing
-// written.
+// The engine not answering at start: exit 3 (infrastructure) and one line
+// that says so, and nothing written.
 func TestEngineNotAnswering(t *testing.T) {
 	dir := t.TempDir()
 	suiteFile := faultSuite(t, dir, map[string]map[string]any{"nop": {"agent": "nop"}}, 1, 0)

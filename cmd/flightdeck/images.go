@@ -288,11 +288,22 @@ func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Reques
 		code = exitTask
 	}
 	start := time.Now()
-	lines, err := r.Build(ctx, req, jobs, func(l runner.BuildLine) { fmt.Fprintln(out, l.String()) })
-	var built, cached, failed int
+	// A build a signal stopped did not fail: it is said so, on its line
+	// and in the count, and nothing is blamed on the task or the engine.
+	stopped := func(l runner.BuildLine) bool { return l.Err != nil && ctx.Err() != nil && errors.Is(l.Err, context.Canceled) }
+	lines, err := r.Build(ctx, req, jobs, func(l runner.BuildLine) {
+		if stopped(l) {
+			fmt.Fprintf(out, "stopped %s  interrupted, not built\n", l.Task)
+			return
+		}
+		fmt.Fprintln(out, l.String())
+	})
+	var built, cached, failed, interrupted int
 	infra := false
 	for _, l := range lines {
 		switch {
+		case stopped(l):
+			interrupted++
 		case l.Err != nil:
 			failed++
 			infra = infra || !trial.IsTaskDefect(l.Err)
@@ -302,8 +313,14 @@ func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Reques
 			built++
 		}
 	}
-	fmt.Fprintf(out, "build: %d built, %d cached, %d failed in %.1fs\n", built, cached, failed, time.Since(start).Seconds())
+	summary := fmt.Sprintf("build: %d built, %d cached, %d failed", built, cached, failed)
+	if ctx.Err() != nil {
+		summary = fmt.Sprintf("build: interrupted: %d built, %d cached, %d failed, %d not built", built, cached, failed, interrupted)
+	}
+	fmt.Fprintf(out, "%s in %.1fs\n", summary, time.Since(start).Seconds())
 	switch {
+	case ctx.Err() != nil:
+		return lines, exitInterrupted
 	case err != nil:
 		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
 		if _, usage := errors.AsType[*suite.UsageError](err); usage {

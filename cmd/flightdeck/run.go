@@ -135,6 +135,13 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 	}
 	code := rec.ExitCode
 	switch {
+	case show != nil && ctx.Err() != nil:
+		// An audit of the trials a signal cut short would judge the task
+		// on what is missing (and the engine calls it makes would fail
+		// on the cancelled context): the trials done are in the results
+		// cache, and the same command takes them from there.
+		fmt.Fprintln(env.stderr, "flightdeck task verify: interrupted before the audit; the finished trials are kept in the results cache: run the same command again to finish")
+		return exitInterrupted
 	case show != nil:
 		code = show(env.stdout, r, rec)
 	case asJSON:
