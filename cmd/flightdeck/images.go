@@ -290,7 +290,9 @@ func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Reques
 	start := time.Now()
 	// A build a signal stopped did not fail: it is said so, on its line
 	// and in the count, and nothing is blamed on the task or the engine.
-	stopped := func(l runner.BuildLine) bool { return l.Err != nil && ctx.Err() != nil && errors.Is(l.Err, context.Canceled) }
+	stopped := func(l runner.BuildLine) bool {
+		return l.Err != nil && ctx.Err() != nil && errors.Is(l.Err, context.Canceled)
+	}
 	lines, err := r.Build(ctx, req, jobs, func(l runner.BuildLine) {
 		if stopped(l) {
 			fmt.Fprintf(out, "stopped %s  interrupted, not built\n", l.Task)
