@@ -51,6 +51,11 @@ func (l BuildLine) String() string {
 // offline fallback), reporting each task's line as it is done. Build logs
 // go to the results dir's builds/. The lines are in task order.
 func (r *Runner) Build(ctx context.Context, req Request, jobs int, report func(BuildLine)) ([]BuildLine, error) {
+	if len(req.Tasks) == 0 {
+		// Every task was refused: nothing asks the engine for anything,
+		// and the refusals decide the exit code.
+		return nil, nil
+	}
 	if err := hostgit.Available(); err != nil {
 		return nil, err
 	}
