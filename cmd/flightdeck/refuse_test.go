@@ -18,10 +18,10 @@ import (
 func TestEveryCommandRefusesCheckErrors(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-engine.sock"))
 	kinds := []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, dir string)
-		file  string // named on the refusal
-		rule  string
+		file   string // named on the refusal
+		rule   string
 	}{
 		{"unknown key", func(t *testing.T, dir string) {
 			edit(t, filepath.Join(dir, "task.toml"), "\ncommand = ", "\ncomand = ")
