@@ -5,7 +5,7 @@ VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 20s
 
-.PHONY: build test unit fuzz run lint base-image bench clean
+.PHONY: build test short fuzz run lint base-image bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flightdeck
@@ -31,6 +31,12 @@ test: base-image
 	( set -o pipefail; $(GO) test -json -count=1 -timeout 80m $$($(GO) list ./... | grep -vx 'github.com/flightdeck/flightdeck/runner') | bin/testsummary ); rc=$$?; \
 	wait $$slow || rc=1; \
 	exit $$rc
+
+# The tests that need no engine (-short), with the engine out of reach: a
+# test that asks it for anything under -short fails here, since
+# FLIGHTDECK_REQUIRE_DOCKER=1 turns a missing engine into a failure.
+short:
+	FLIGHTDECK_REQUIRE_DOCKER=1 DOCKER_HOST=unix:///nonexistent/flightdeck-short.sock $(GO) test -short -count=1 ./...
 
 # Each parser's fuzz test, briefly. Go's fuzzer minimizes each new input for
 # up to 60 s by default, longer than the whole run, and a run whose time

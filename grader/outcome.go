@@ -29,7 +29,7 @@ const (
 	// the same way again.
 	OutcomeTaskError Outcome = "task_error"
 	// OutcomeRefused: the task cannot run here (the runner refused it when
-	// loading it: a multi-step task, GPUs, ...); nothing ran. Like an
+	// loading it: GPUs, Windows, what task check calls an error, ...); nothing ran. Like an
 	// infrastructure error it is kept out of every rate, and never retried.
 	OutcomeRefused Outcome = "refused"
 	// OutcomeNeedsInput: the agent asked a question the task's answers do

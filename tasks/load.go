@@ -46,16 +46,14 @@ func (e *LoadError) Error() string {
 // Load reads and validates the task directory dir. Every refusal is a
 // *LoadError naming the file, the field and the rule: everything Check
 // reports as an error but hangar's limits (an unknown key in flightdeck's
-// tables, a script bash cannot parse, an empty instruction), multi-step tasks,
-// Windows tasks, sealed tasks when opts.Local, symlinks, a files_digest that
-// does not match tests/ (or is missing while [flightdeck.grader] is present),
-// memory and memory_mb that disagree, an invalid [task].name, a missing
-// task.toml or instruction.md, and task.toml that does not parse or has a
-// key of the wrong type. With opts.Local it also refuses what the local
-// runner cannot run as Harbor would: gpus > 0, a tpu, allowlisted or
-// unknown network modes (and allowed_hosts that make an allowlist),
-// environment/docker-compose.yaml, [environment].os = "windows", and a
-// separate verifier environment.
+// tables, a script bash cannot parse, an empty instruction), sealed tasks
+// when opts.Local, symlinks, a files_digest that does not match tests/ (or
+// is missing while [flightdeck.grader] is present), memory and memory_mb
+// that disagree, an invalid [task].name, a missing task.toml or
+// instruction.md, and task.toml that does not parse or has a key of the
+// wrong type. With opts.Local it also refuses what the local runner cannot
+// run as Harbor would (checkSupport): gpus > 0, a tpu, Windows, an empty
+// tests/, and a docker-compose.yaml it cannot run.
 func Load(dir string, opts LoadOptions) (*Task, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

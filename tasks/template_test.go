@@ -271,10 +271,14 @@ func pyQuote(s string) string {
 // baseImage is the offline image with python3-pytest the engine tests use.
 const baseImage = "flightdeck/base:bookworm"
 
-// needDockerBase skips without a Docker engine (unless
-// FLIGHTDECK_REQUIRE_DOCKER=1) and fails without the base image.
+// needDockerBase skips under -short (which touches no engine) and
+// without a Docker engine (unless FLIGHTDECK_REQUIRE_DOCKER=1), and fails
+// without the base image.
 func needDockerBase(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the template's pytest path runs in a container")
+	}
 	testenv.Tool(t, "docker")
 	if err := exec.Command("docker", "info").Run(); err != nil {
 		testenv.Missing(t, "no Docker engine (docker info: %v): the template's pytest path is not run", err)

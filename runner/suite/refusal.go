@@ -27,8 +27,8 @@ func (r Refusal) String() string {
 	return strings.Join(parts, ": ")
 }
 
-// RefusedTask is a task a run found and cannot run (a multi-step task, one
-// that needs GPUs, one whose task.toml does not parse, ...). Its trials are
+// RefusedTask is a task a run found and cannot run (a task that needs GPUs,
+// a Windows task, one whose task.toml does not parse, ...). Its trials are
 // recorded with outcome refused and the reason; the run's other tasks run.
 type RefusedTask struct {
 	ID  string `json:"task_id"`
