@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/testenv"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -32,7 +31,7 @@ type phaseSpy struct {
 }
 
 func (s *phaseSpy) Start(ctx context.Context, spec sandbox.ContainerSpec) (sandbox.Container, error) {
-	if spec.Labels[grader.LabelPhase] == "grade" {
+	if spec.Labels[sandbox.LabelPhase] == "grade" {
 		s.mu.Lock()
 		s.grades++
 		id := s.agents[spec.TrialID]
@@ -46,7 +45,7 @@ func (s *phaseSpy) Start(ctx context.Context, spec sandbox.ContainerSpec) (sandb
 		}
 	}
 	c, err := s.Engine.Start(ctx, spec)
-	if spec.Labels[grader.LabelPhase] == "agent" && c.ID != "" {
+	if spec.Labels[sandbox.LabelPhase] == "agent" && c.ID != "" {
 		s.mu.Lock()
 		s.agents[spec.TrialID] = c.ID
 		s.mu.Unlock()

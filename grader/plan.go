@@ -62,7 +62,7 @@ func newPlan(req Request) (*plan, error) {
 		Name:        "grade-" + p.what,
 		RunID:       req.RunID,
 		TrialID:     req.TrialID,
-		Labels:      map[string]string{LabelPhase: "grade"},
+		Labels:      map[string]string{sandbox.LabelPhase: "grade"},
 		User:        req.User,
 		NanoCPUs:    req.NanoCPUs,
 		MemoryBytes: req.MemoryBytes,

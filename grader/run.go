@@ -34,9 +34,6 @@ const (
 	RewardDir = "verifier"   // the fresh reward directory, bind-mounted in the container
 )
 
-// LabelPhase marks the grading container, beside sandbox's own labels.
-const LabelPhase = "flightdeck.phase"
-
 // cleanupTimeout bounds removing the grading container, which runs on a
 // context the caller's cancellation does not reach.
 const cleanupTimeout = 60 * time.Second

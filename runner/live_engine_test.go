@@ -37,7 +37,7 @@ results: RESULTS
 	assert.Equal(t, "live", r.GradePhase.Mode)
 
 	out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelRun+"="+rec.RunID,
-		"--filter", "label="+grader.LabelPhase+"=agent").Output()
+		"--filter", "label="+sandbox.LabelPhase+"=agent").Output()
 	require.NoError(t, err)
 	ids := strings.Fields(string(out))
 	require.Len(t, ids, 1, "one container held the agent and the verifier")

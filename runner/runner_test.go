@@ -195,7 +195,7 @@ func TestRunRetriesAnEngineError(t *testing.T) {
 	eng.agent = answerAgent
 	failed := false
 	eng.startErr = func(spec sandbox.ContainerSpec) error {
-		if spec.Labels[grader.LabelPhase] == "agent" && spec.TrialID == "answer__right__1" && !failed {
+		if spec.Labels[sandbox.LabelPhase] == "agent" && spec.TrialID == "answer__right__1" && !failed {
 			failed = true
 			return &sandbox.EngineError{Op: "create container", Err: errors.New("connection reset")}
 		}
@@ -257,7 +257,7 @@ func TestRunAgentContainerGone(t *testing.T) {
 func TestRunInfraErrorAfterRetries(t *testing.T) {
 	eng := newFake(t)
 	eng.startErr = func(spec sandbox.ContainerSpec) error {
-		if spec.Labels[grader.LabelPhase] == "agent" {
+		if spec.Labels[sandbox.LabelPhase] == "agent" {
 			return &sandbox.EngineError{Op: "create container", Err: errors.New("no space left")}
 		}
 		return nil

@@ -184,7 +184,7 @@ func scanImage(ctx context.Context, eng sandbox.Engine, runID, image string, siz
 		expr = append(expr, "-size", fmt.Sprintf("%dc", s))
 	}
 	c, err := eng.Start(ctx, sandbox.ContainerSpec{Image: image, Name: "audit-" + taskID, RunID: runID, TrialID: "audit-" + taskID,
-		Labels: map[string]string{grader.LabelPhase: "audit"}})
+		Labels: map[string]string{sandbox.LabelPhase: "audit"}})
 	if c.ID != "" {
 		defer eng.Remove(context.WithoutCancel(ctx), c.ID)
 	}

@@ -26,6 +26,9 @@ const (
 	LabelOwnerPID  = "flightdeck.owner.pid"
 	LabelCreated   = "flightdeck.created"
 	LabelKind      = "flightdeck.kind" // "task-image", "snapshot", "container"
+	// LabelPhase names a container's part in its trial: "agent", "seed",
+	// "grade", "inspect", "service", "egress", "audit".
+	LabelPhase = "flightdeck.phase"
 	// LabelTest marks what a test suite's processes create (Options.Test):
 	// a reaper of orphans takes only objects whose test label is its own,
 	// so a real run never reaps a test's containers, nor a test a user's.

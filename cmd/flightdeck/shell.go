@@ -280,7 +280,7 @@ func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *resul
 		return exitInfra, true
 	}
 	defer d.Close()
-	ids, err := d.FindContainers(ctx, map[string]string{sandbox.LabelRun: runID, sandbox.LabelTrial: trial, grader.LabelPhase: "agent"})
+	ids, err := d.FindContainers(ctx, map[string]string{sandbox.LabelRun: runID, sandbox.LabelTrial: trial, sandbox.LabelPhase: "agent"})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
 		return exitInfra, true

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/images"
@@ -254,7 +253,7 @@ func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, p
 	}
 	s, t := h.a.s, h.a.t
 	c, err := s.Engine.Start(ctx, sandbox.ContainerSpec{Image: h.img.Ref, Name: "image-" + t.ID, RunID: s.RunID, TrialID: t.ID,
-		CreateOnly: true, Labels: map[string]string{grader.LabelPhase: "inspect"}})
+		CreateOnly: true, Labels: map[string]string{sandbox.LabelPhase: "inspect"}})
 	if c.ID != "" {
 		defer h.a.removeContainer(c.ID, "", func() bool { return false })(ctx)
 	}
@@ -447,7 +446,7 @@ func (in *Inspector) container(ctx context.Context) (string, error) {
 	}
 	c, err := in.eng.Start(ctx, sandbox.ContainerSpec{
 		Image: images.Fallback, Name: "inspect-" + in.runID, RunID: in.runID,
-		HostPID: true, ReadLayers: true, NoInit: true, Labels: map[string]string{grader.LabelPhase: "inspect"},
+		HostPID: true, ReadLayers: true, NoInit: true, Labels: map[string]string{sandbox.LabelPhase: "inspect"},
 	})
 	if err != nil {
 		if c.ID != "" {

@@ -64,7 +64,7 @@ func (a *trialAttempt) newNative(ctx context.Context, img sandbox.Image, info sa
 	m := &nativeTrial{a: a, net: n, img: img, base: sandbox.ContainerSpec{
 		Image: img.Ref, RunID: a.s.RunID, TrialID: a.t.ID, Workdir: dir, Env: env,
 		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem,
-		Labels: map[string]string{grader.LabelPhase: "agent"},
+		Labels: map[string]string{sandbox.LabelPhase: "agent"},
 	}}
 	if m.wd, err = m.workdirPhase(ctx, info); err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (m *nativeTrial) workdirPhase(ctx context.Context, info sandbox.ImageInfo) 
 			}
 		}
 		seedSpec := m.base
-		seedSpec.Labels = map[string]string{grader.LabelPhase: "seed"}
+		seedSpec.Labels = map[string]string{sandbox.LabelPhase: "seed"}
 		seed, err := a.s.Seeds.get(ctx, a.s.Engine, seedSpec, info.ID, m.base.Workdir, true)
 		if err != nil {
 			return err

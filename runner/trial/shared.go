@@ -112,7 +112,7 @@ func (h *harborTrial) startSeed(ctx context.Context) {
 			return nil // the whole filesystem: no evidence
 		}
 		spec := sandbox.ContainerSpec{Image: img.Ref, RunID: a.s.RunID, TrialID: a.t.ID, Workdir: dir,
-			Labels: map[string]string{grader.LabelPhase: "seed"}}
+			Labels: map[string]string{sandbox.LabelPhase: "seed"}}
 		var err error
 		h.seed, err = a.s.Seeds.get(ctx, a.s.Engine, spec, h.info.ID, dir, false)
 		return err
@@ -186,7 +186,7 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 		NanoCPUs: task.NanoCPUs(), MemoryBytes: mem, KeepEntrypoint: true, NoInit: true,
 		Network: h.net.AgentNet, Reconnectable: h.net.GraderNet && !h.net.AgentNet,
 		Mounts: mounts, Dirs: []string{harbor.VerifierLogs},
-		Labels: map[string]string{grader.LabelPhase: "agent"},
+		Labels: map[string]string{sandbox.LabelPhase: "agent"},
 	}
 	if err := h.net.Join(ctx, &spec); err != nil {
 		return err

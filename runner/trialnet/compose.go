@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -136,7 +135,7 @@ func (n *Net) startService(ctx context.Context, ct *composeTrial, svc tasks.Comp
 	spec := sandbox.ContainerSpec{
 		Image: img, Name: svc.Name + "-" + s.TrialID, RunID: s.RunID, TrialID: s.TrialID, Workdir: svc.Workdir,
 		Env: svc.Env, User: svc.User, NoInit: !svc.Init, Mounts: binds,
-		Labels: map[string]string{grader.LabelPhase: "service", labelService: svc.Name},
+		Labels: map[string]string{sandbox.LabelPhase: "service", labelService: svc.Name},
 		Service: &sandbox.ServiceSpec{
 			NetworkName: ct.network, Aliases: append([]string{svc.Name}, svc.Aliases...), Hostname: svc.Hostname,
 			Entrypoint: svc.Entrypoint, Cmd: svc.Command, Volumes: vols, Tmpfs: svc.Tmpfs, Healthcheck: engineHealthcheck(svc.Healthcheck),

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/images"
@@ -74,7 +73,7 @@ func (n *Net) startEgress(ctx context.Context, network string, aliases []string,
 	c, err := s.Engine.Start(ctx, sandbox.ContainerSpec{
 		Image: img.Ref, Name: "egress-" + s.TrialID, RunID: s.RunID, TrialID: s.TrialID, NetAdmin: true,
 		Network: routeOut,
-		Labels:  map[string]string{grader.LabelPhase: "egress"},
+		Labels:  map[string]string{sandbox.LabelPhase: "egress"},
 		Service: &sandbox.ServiceSpec{NetworkName: network, Aliases: aliases, Cmd: []string{"sleep", "infinity"}},
 	})
 	if c.ID != "" {
