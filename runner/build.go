@@ -13,6 +13,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/runner/trialnet"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -28,6 +29,10 @@ type BuildLine struct {
 	Err      error
 	Log      string // the build log
 }
+
+// TaskDefect tells whether the line's error is the task's own (a failed
+// RUN step, a FROM that cannot be had), not the machine's.
+func (l BuildLine) TaskDefect() bool { return l.Err != nil && trial.IsTaskDefect(l.Err) }
 
 // String is the task's line: cached, built in Ns, or failed with the
 // failing step.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/runner"
 )
 
 // runGC removes what flightdeck left on the engine: by default the
@@ -21,13 +21,13 @@ func runGC(ctx context.Context, env *cliEnv, args []string) int {
 	if code, done := parseNoArgs(fs, env, "gc", args); done {
 		return code
 	}
-	eng, err := sandbox.NewWithOptions(ctx, sandbox.Options{Log: env.log})
+	eng, err := runner.Connect(ctx, env.log)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck gc: %v\n", err)
 		return exitInfra
 	}
 	defer eng.Close()
-	reaped, err := eng.Reap(ctx, sandbox.ReapOptions{RunID: *runID, OrphansOnly: !*all, TaskImages: *images})
+	reaped, err := eng.Reap(ctx, runner.ReapOptions{RunID: *runID, OrphansOnly: !*all, TaskImages: *images})
 	for _, r := range reaped.Removed {
 		fmt.Fprintf(env.stdout, "removed %s\n", r)
 	}
@@ -39,7 +39,7 @@ func runGC(ctx context.Context, env *cliEnv, args []string) int {
 	return exitOK
 }
 
-func gcSummary(r sandbox.Reaped, all bool) string {
+func gcSummary(r runner.Reaped, all bool) string {
 	var parts []string
 	for _, c := range []struct {
 		n    int

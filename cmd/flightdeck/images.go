@@ -20,8 +20,6 @@ import (
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
-	"github.com/flightdeck/flightdeck/runner/trial"
-	"github.com/flightdeck/flightdeck/sandbox"
 )
 
 func runImages(ctx context.Context, env *cliEnv, args []string) int {
@@ -47,8 +45,8 @@ func imageIndexDir() string {
 
 // openImageStore connects to the engine for the images commands; an
 // engine that does not answer is the infrastructure's failure (exitInfra).
-func openImageStore(ctx context.Context, env *cliEnv, name string) (*sandbox.Docker, bool) {
-	d, err := sandbox.NewWithOptions(ctx, sandbox.Options{Log: env.log})
+func openImageStore(ctx context.Context, env *cliEnv, name string) (*runner.Engine, bool) {
+	d, err := runner.Connect(ctx, env.log)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck %s: %v\n", name, err)
 		return nil, false
@@ -68,7 +66,7 @@ func runImagesLs(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	list, err := runner.CachedImages(ctx, d, imageIndexDir(), *fresh)
+	list, err := d.CachedImages(ctx, imageIndexDir(), *fresh)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images ls: %v\n", err)
 		return exitFindings
@@ -193,7 +191,7 @@ func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	sum, err := runner.PruneImages(ctx, d, imageIndexDir(), p, time.Now())
+	sum, err := d.PruneImages(ctx, imageIndexDir(), p, time.Now())
 	for _, ref := range sum.Evicted {
 		fmt.Fprintf(env.stdout, "evicted %s\n", ref)
 	}
@@ -253,24 +251,13 @@ func prepareTasks(ctx context.Context, env *cliEnv, name string, args []string, 
 // closed by the function returned), its progress on stderr, recording its
 // uses of task images in the user's image index.
 func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
-	var opened []*sandbox.Docker
+	c := &runner.Connector{ProbeDir: results, Log: env.log}
 	r := &runner.Runner{
-		Open: func(ctx context.Context) (sandbox.Engine, error) {
-			d, err := sandbox.NewWithOptions(ctx, sandbox.Options{ProbeDir: results, Log: env.log})
-			if err != nil {
-				return nil, err
-			}
-			opened = append(opened, d)
-			return d, nil
-		},
+		Open:     c.Open,
 		Progress: env.stderr, Version: version, ImageIndex: imageIndexDir(),
-		Owner: sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()}, Hurry: env.hurry, Log: env.log,
+		Owner: runner.ProcessOwner(), Hurry: env.hurry, Log: env.log,
 	}
-	return r, func() {
-		for _, d := range opened {
-			d.Close()
-		}
-	}
+	return r, c.Close
 }
 
 // buildAll builds every task image of req, printing a line per task to
@@ -308,7 +295,7 @@ func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Reques
 			interrupted++
 		case l.Err != nil:
 			failed++
-			infra = infra || !trial.IsTaskDefect(l.Err)
+			infra = infra || !l.TaskDefect()
 		case l.Cached:
 			cached++
 		case l.Ref != "":
@@ -388,14 +375,7 @@ func runImagesSave(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	built := make([]images.Built, len(lines))
-	for i, l := range lines {
-		built[i] = images.Built{Task: l.Task, Ref: l.Ref, Bases: l.Bases}
-	}
-	m, refs, err := images.ManifestFor(ctx, d, built)
-	if err == nil {
-		err = images.WriteBundle(ctx, d, bundle, m, refs)
-	}
+	m, err := d.SaveBundle(ctx, bundle, lines)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images save: %v\n", err)
 		return exitFindings
@@ -420,7 +400,7 @@ func runImagesLoad(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	m, err := images.LoadBundle(ctx, d, path)
+	m, err := d.LoadBundle(ctx, path)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images load: %s: %v\n", path, err)
 		return exitFindings
@@ -443,7 +423,7 @@ func runImagesBase(ctx context.Context, env *cliEnv, args []string) int {
 	if code, done := parseNoArgs(fs, env, "images base", args); done {
 		return code
 	}
-	if err := sandbox.BuildBaseImage(ctx, env.stderr); err != nil {
+	if err := runner.BuildBaseImage(ctx, env.stderr); err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images base: %v\n", err)
 		return exitInfra
 	}

@@ -13,12 +13,10 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
-	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 	"github.com/spf13/pflag"
 )
@@ -140,7 +138,7 @@ func openShell(ctx context.Context, env *cliEnv, name, dir string, opts suite.Op
 		keep = true
 		fmt.Fprintf(env.stderr, "flightdeck %s: the files named above are kept in %s; remove it when done\n", name, tmp)
 	}
-	if res.Outcome == grader.OutcomeTaskError {
+	if res.TaskError() {
 		return exitTask
 	}
 	return exitInfra
@@ -159,8 +157,8 @@ func shellResult(rec *results.RunRecord) *results.Result {
 
 // shellStdio connects the shell to the person's terminal when stdin is
 // one (raw mode while it runs, its size followed), else to plain pipes.
-func shellStdio(env *cliEnv) (*sandbox.Stdio, func() func()) {
-	st := &sandbox.Stdio{In: env.stdin, Out: env.stdout, Err: env.stderr}
+func shellStdio(env *cliEnv) (*agent.Stdio, func() func()) {
+	st := &agent.Stdio{In: env.stdin, Out: env.stdout, Err: env.stderr}
 	in, ok := env.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		return st, nil
@@ -269,75 +267,24 @@ func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 }
 
 // keptShell opens the shell in the container a run made with --keep left
-// of the trial (its agent's: Harbor's one container holds what the
-// verifier saw too); ok is false when there is none (a nop agent on a
-// native task starts none; a gc may have removed it).
-// The container is left as it was found: stopped again if it was stopped.
+// of the trial; ok is false when there is none (a nop agent on a native
+// task starts none; a gc may have removed it).
 func keptShell(ctx context.Context, env *cliEnv, runID, trial string, res *results.Result, verifier bool, cmd []string) (int, bool) {
-	d, err := sandbox.NewWithOptions(ctx, sandbox.Options{Log: env.log})
-	if err != nil {
-		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
-		return exitInfra, true
-	}
-	defer d.Close()
-	ids, err := d.FindContainers(ctx, map[string]string{sandbox.LabelRun: runID, sandbox.LabelTrial: trial, sandbox.LabelPhase: "agent"})
-	if err != nil {
-		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
-		return exitInfra, true
-	}
-	if len(ids) == 0 {
+	sh := &agent.Shell{Cmd: cmd, WithTests: verifier, TestsFlag: "--as verifier"}
+	sh.Stdio, sh.Raw = shellStdio(env)
+	k := &runner.KeptShell{RunID: runID, Trial: trial, Result: res, Verifier: verifier, Shell: sh, Log: env.log,
+		Say: func(p string) { fmt.Fprintln(env.stderr, p) }}
+	code, err := k.Open(ctx)
+	switch {
+	case errors.Is(err, runner.ErrNoKeptContainer):
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: the run kept its containers (--keep), but none is %s's (its agent needed none, or it was removed since); rebuilding it\n", trial)
 		return 0, false
-	}
-	id := ids[0]
-	st, err := d.State(ctx, id)
-	if err == nil && !st.Running {
-		err = d.Restart(ctx, id)
-		defer func() {
-			if err := d.Stop(context.WithoutCancel(ctx), id); err != nil {
-				fmt.Fprintf(env.stderr, "flightdeck trial shell: stop the kept container again: %v\n", err)
-			}
-		}()
-	}
-	if err != nil {
-		fmt.Fprintf(env.stderr, "flightdeck trial shell: start the kept container %.12s: %v\n", id, err)
-		return exitInfra, true
-	}
-	task, err := tasks.Load(res.TaskDir, tasks.LoadOptions{})
-	if err != nil {
+	case errors.As(err, new(*tasks.LoadError)):
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: load the trial's task: %v\n", err)
 		return exitUsage, true
-	}
-	image, _ := d.InspectImage(ctx, res.Image)
-	user := task.Config.Agent.User
-	if verifier {
-		// The verifier's user, else the image's USER (else root), as the
-		// grader runs: not the kept container's own, which may be the
-		// agent's.
-		user = task.Config.Verifier.User
-		if user == "" {
-			user = image.User
-		}
-		if user == "" {
-			user = "root"
-		}
-		// Tests the shell adds go again when it ends: the kept container
-		// is the agent's, and its user must not find them there later.
-		if _, err := d.StatPath(ctx, id, agent.TestsDir); err != nil {
-			defer func() {
-				_, _ = d.Exec(context.WithoutCancel(ctx), id, sandbox.ExecSpec{Cmd: []string{"rm", "-rf", "--", agent.TestsDir}, User: "0"})
-			}()
-		}
-	}
-	fmt.Fprintf(env.stderr, "%s: the run's kept container %.12s (--keep), as the trial left it; what you change stays in it, and it is stopped again if it was stopped.\n", trial, id)
-	sh := &agent.Shell{Cmd: cmd, WithTests: verifier, TestsFlag: "--as verifier", Kept: true,
-		Say: func(p string) { fmt.Fprintln(env.stderr, p) }}
-	sh.Stdio, sh.Raw = shellStdio(env)
-	sess := &agent.Session{Engine: d, Trial: &suite.Trial{Task: task}, Container: id, Workdir: res.WorkDir, User: user,
-		Image: res.Image, ImageUser: image.User, Scratch: os.TempDir()}
-	if _, err := sh.Run(ctx, sess, ""); err != nil {
+	case err != nil:
 		fmt.Fprintf(env.stderr, "flightdeck trial shell: %v\n", err)
 		return exitInfra, true
 	}
-	return sh.ExitCode, true
+	return code, true
 }

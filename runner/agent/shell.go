@@ -13,13 +13,16 @@ import (
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
+// Stdio is where a shell's streams go: the person's terminal, or pipes.
+type Stdio = sandbox.Stdio
+
 // Shell is a person at a terminal (`flightdeck task shell`): what it was
 // asked to add goes into the agent's container, one paragraph says where
 // the person is, and a shell (or Cmd) runs attached to their terminal or
 // pipes, as the agent's user, in the work dir, with the agent's
 // environment. It has no timeout.
 type Shell struct {
-	Stdio *sandbox.Stdio
+	Stdio *Stdio
 	// Cmd runs instead of a shell (bash where the image has it, else sh).
 	Cmd []string
 	// WithSolution copies solution/ where the oracle gets it; WithTests

@@ -99,6 +99,9 @@ type Result struct {
 	CachedFrom string `json:"cached_from,omitempty"` // "<run-id>/<trial>" the result was first written in
 }
 
+// TaskError tells whether the trial ended task_error: the task's own defect.
+func (r *Result) TaskError() bool { return r.Outcome == grader.OutcomeTaskError }
+
 // StartWait is how long a trial waited for its container's entrypoint to
 // settle before the agent began.
 type StartWait struct {
