@@ -120,52 +120,8 @@ func CachedImages(ctx context.Context, store sandbox.ImageStore, indexDir string
 			return nil, err
 		}
 	}
-	missing := false
-	for i, img := range list {
-		if img.Size >= 0 && !fresh {
-			continue
-		}
-		list[i].Size = -1
-		for _, ref := range img.Refs {
-			if u := uses[ref]; u.SizeOf == img.ID && !fresh {
-				list[i].Size = u.Size
-			}
-		}
-		missing = missing || list[i].Size < 0
-	}
-	if missing {
-		var sizes map[string]int64
-		if fresh {
-			sizes, err = store.TaskImageSizes(ctx)
-		} else {
-			// Images no build of this index recorded (loaded, or built
-			// by another user): measured from their layers, not from
-			// the disk usage.
-			var ids []string
-			for _, img := range list {
-				if img.Size < 0 {
-					ids = append(ids, img.ID)
-				}
-			}
-			sizes, err = store.MeasureImages(ctx, ids)
-		}
-		if err != nil {
-			return nil, err
-		}
-		var record []imagecache.Touched
-		for i, img := range list {
-			if n, ok := sizes[img.ID]; ok && img.Size < 0 {
-				list[i].Size = n
-				for _, ref := range img.Refs {
-					record = append(record, imagecache.Touched{Ref: ref, ID: img.ID, Size: n})
-				}
-			}
-		}
-		if indexDir != "" && len(record) > 0 {
-			if err := idx.SetSizes(record); err != nil {
-				return nil, err
-			}
-		}
+	if err := fillSizes(ctx, store, idx, indexDir, list, uses, fresh); err != nil {
+		return nil, err
 	}
 	present := map[string]bool{}
 	var out []CachedImage
@@ -196,4 +152,59 @@ func CachedImages(ctx context.Context, store sandbox.ImageStore, indexDir string
 		}
 	}
 	return out, nil
+}
+
+// fillSizes gives each listed image its own size: from the index when a
+// build recorded it for this image id (unless fresh), else measured, and
+// records what was measured in the index.
+func fillSizes(ctx context.Context, store sandbox.ImageStore, idx imagecache.Index, indexDir string, list []sandbox.CachedImage, uses map[string]imagecache.Use, fresh bool) error {
+	missing := false
+	var err error
+	for i, img := range list {
+		if img.Size >= 0 && !fresh {
+			continue
+		}
+		list[i].Size = -1
+		for _, ref := range img.Refs {
+			if u := uses[ref]; u.SizeOf == img.ID && !fresh {
+				list[i].Size = u.Size
+			}
+		}
+		missing = missing || list[i].Size < 0
+	}
+	if missing {
+		var sizes map[string]int64
+		if fresh {
+			sizes, err = store.TaskImageSizes(ctx)
+		} else {
+			// Images no build of this index recorded (loaded, or built
+			// by another user): measured from their layers, not from
+			// the disk usage.
+			var ids []string
+			for _, img := range list {
+				if img.Size < 0 {
+					ids = append(ids, img.ID)
+				}
+			}
+			sizes, err = store.MeasureImages(ctx, ids)
+		}
+		if err != nil {
+			return err
+		}
+		var record []imagecache.Touched
+		for i, img := range list {
+			if n, ok := sizes[img.ID]; ok && img.Size < 0 {
+				list[i].Size = n
+				for _, ref := range img.Refs {
+					record = append(record, imagecache.Touched{Ref: ref, ID: img.ID, Size: n})
+				}
+			}
+		}
+		if indexDir != "" && len(record) > 0 {
+			if err := idx.SetSizes(record); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

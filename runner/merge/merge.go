@@ -35,69 +35,21 @@ type Options struct {
 // exit code says trials are without a result). The shard dirs are only
 // read; merging the same shards again gives the same run, in the same dir.
 func Runs(opts Options) (*results.RunRecord, error) {
-	if len(opts.Dirs) == 0 {
-		return nil, errors.New("name the shard runs' dirs")
+	recs, dirs, err := readShards(opts.Dirs)
+	if err != nil {
+		return nil, err
 	}
-	recs := make([]*results.RunRecord, len(opts.Dirs))
-	opts.Dirs = slices.Clone(opts.Dirs)
-	for i, d := range opts.Dirs {
-		d, err := shardRunDir(d)
-		if err != nil {
-			return nil, err
-		}
-		opts.Dirs[i] = d
-		rec, err := results.ReadRunRecord(d)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d, err)
-		}
-		if rec.Config.Shard == nil {
-			return nil, fmt.Errorf("%s: run %s is not a shard (it ran without --shard K/N)", d, rec.RunID)
-		}
-		if rec.Status == results.StatusRunning {
-			return nil, fmt.Errorf("%s: run %s has not finished", d, rec.RunID)
-		}
-		recs[i] = rec
+	missing, err := checkShards(recs, dirs, opts.AllowMissing)
+	if err != nil {
+		return nil, err
 	}
-	first, firstDir := recs[0], opts.Dirs[0]
-	byK := map[int]string{}
-	for i, rec := range recs {
-		sh, d := rec.Config.Shard, opts.Dirs[i]
-		if err := sameRun(first, rec, firstDir, d); err != nil {
-			return nil, err
-		}
-		if other, ok := byK[sh.K]; ok {
-			return nil, fmt.Errorf("shard %d/%d is given twice: %s and %s", sh.K, sh.N, other, d)
-		}
-		byK[sh.K] = d
-	}
-	n := first.Config.Shard.N
-	var missing []int
-	for k := 1; k <= n; k++ {
-		if _, ok := byK[k]; !ok {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 && !opts.AllowMissing {
-		var names []string
-		for _, k := range missing {
-			names = append(names, fmt.Sprintf("%d/%d", k, n))
-		}
-		return nil, fmt.Errorf("shard %s missing: give its run dir too, or --allow-missing to merge what is here (the run is then incomplete)", strings.Join(names, ", "))
-	}
-
 	resultsDir := opts.Results
 	if resultsDir == "" {
-		resultsDir = filepath.Dir(filepath.Clean(firstDir))
+		resultsDir = filepath.Dir(filepath.Clean(dirs[0]))
 	}
-	var ids []string
-	for _, rec := range recs {
-		ids = append(ids, rec.RunID)
-	}
-	slices.Sort(ids)
-	sum := sha256.Sum256([]byte(strings.Join(ids, "\n")))
-	runID := "merged-" + hex.EncodeToString(sum[:6])
+	runID := mergedID(recs)
 	dir := filepath.Join(resultsDir, runID)
-	for _, d := range opts.Dirs {
+	for _, d := range dirs {
 		if filepath.Clean(d) == filepath.Clean(dir) {
 			return nil, fmt.Errorf("%s is the merged run itself, not a shard", d)
 		}
@@ -113,55 +65,10 @@ func Runs(opts Options) (*results.RunRecord, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	cfg := first.Config
-	cfg.Shard = nil
-	cfg.Results = resultsDir
-	rec := &results.RunRecord{Schema: results.RunSchema, RunID: runID, Dir: dir, Suite: first.Suite, SuiteFile: first.SuiteFile,
-		Config: cfg, Versions: first.Versions, Status: results.StatusFinished, MissingShards: missing}
-	rec.Versions.Go = runtime.Version()
-	var all []*results.Result
-	var allTasks []string
-	for i, src := range recs {
-		rec.Shards = append(rec.Shards, fmt.Sprintf("%d/%d %s", src.Config.Shard.K, n, src.RunID))
-		for _, f := range src.FallbackImages {
-			if !slices.Contains(rec.FallbackImages, f) {
-				rec.FallbackImages = append(rec.FallbackImages, f)
-			}
-		}
-		if rec.Started.IsZero() || src.Started.Before(rec.Started) {
-			rec.Started = src.Started
-		}
-		rec.Finished = maxTime(rec.Finished, src.Finished)
-		allTasks = src.Config.Shard.All
-		got, err := mergeTrials(opts.Dirs[i], tmp, runID)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, got...)
-		rec.NotRun = append(rec.NotRun, src.NotRun...)
+	rec, all, err := mergeRecords(recs, dirs, tmp, resultsDir, runID, missing)
+	if err != nil {
+		return nil, err
 	}
-	slices.Sort(rec.Shards)
-	if len(missing) > 0 {
-		have := map[string]bool{}
-		for _, src := range recs {
-			for _, t := range src.Config.Shard.Tasks {
-				have[t] = true
-			}
-		}
-		for _, task := range allTasks {
-			if have[task] {
-				continue
-			}
-			for _, v := range cfg.Variants {
-				for a := 1; a <= max(1, cfg.Attempts); a++ {
-					rec.NotRun = append(rec.NotRun, suite.TrialID(task, v.Name, a))
-				}
-			}
-		}
-		rec.Status = results.StatusInterrupted
-	}
-	slices.SortFunc(all, func(a, b *results.Result) int { return strings.Compare(a.Trial, b.Trial) })
-	results.FillRecord(rec, cfg.Variants, cfg.Attempts, all)
 	rec.Dir = dir
 	if err := results.WriteJSONFile(filepath.Join(tmp, results.RunFile), rec); err != nil {
 		return nil, err
@@ -185,6 +92,140 @@ func Runs(opts Options) (*results.RunRecord, error) {
 		}
 	}
 	return rec, nil
+}
+
+// readShards reads each named shard run's record, with its run dir.
+func readShards(named []string) ([]*results.RunRecord, []string, error) {
+	if len(named) == 0 {
+		return nil, nil, errors.New("name the shard runs' dirs")
+	}
+	recs := make([]*results.RunRecord, len(named))
+	dirs := make([]string, len(named))
+	for i, d := range named {
+		d, err := shardRunDir(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		dirs[i] = d
+		rec, err := results.ReadRunRecord(d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", d, err)
+		}
+		if rec.Config.Shard == nil {
+			return nil, nil, fmt.Errorf("%s: run %s is not a shard (it ran without --shard K/N)", d, rec.RunID)
+		}
+		if rec.Status == results.StatusRunning {
+			return nil, nil, fmt.Errorf("%s: run %s has not finished", d, rec.RunID)
+		}
+		recs[i] = rec
+	}
+	return recs, dirs, nil
+}
+
+// checkShards checks that the shards are parts of one run, each given
+// once, and returns the parts missing (an error unless allowMissing).
+func checkShards(recs []*results.RunRecord, dirs []string, allowMissing bool) ([]int, error) {
+	first := recs[0]
+	byK := map[int]string{}
+	for i, rec := range recs {
+		sh, d := rec.Config.Shard, dirs[i]
+		if err := sameRun(first, rec, dirs[0], d); err != nil {
+			return nil, err
+		}
+		if other, ok := byK[sh.K]; ok {
+			return nil, fmt.Errorf("shard %d/%d is given twice: %s and %s", sh.K, sh.N, other, d)
+		}
+		byK[sh.K] = d
+	}
+	n := first.Config.Shard.N
+	var missing []int
+	for k := 1; k <= n; k++ {
+		if _, ok := byK[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 && !allowMissing {
+		var names []string
+		for _, k := range missing {
+			names = append(names, fmt.Sprintf("%d/%d", k, n))
+		}
+		return nil, fmt.Errorf("shard %s missing: give its run dir too, or --allow-missing to merge what is here (the run is then incomplete)", strings.Join(names, ", "))
+	}
+	return missing, nil
+}
+
+// mergedID names the merge of these shard runs: the same shards, the
+// same id.
+func mergedID(recs []*results.RunRecord) string {
+	var ids []string
+	for _, rec := range recs {
+		ids = append(ids, rec.RunID)
+	}
+	slices.Sort(ids)
+	sum := sha256.Sum256([]byte(strings.Join(ids, "\n")))
+	return "merged-" + hex.EncodeToString(sum[:6])
+}
+
+// mergeRecords copies the shards' trials into tmp and builds the merged
+// run's record; a missing shard's trials are listed as not run.
+func mergeRecords(recs []*results.RunRecord, dirs []string, tmp, resultsDir, runID string, missing []int) (*results.RunRecord, []*results.Result, error) {
+	first := recs[0]
+	n := first.Config.Shard.N
+	cfg := first.Config
+	cfg.Shard = nil
+	cfg.Results = resultsDir
+	rec := &results.RunRecord{Schema: results.RunSchema, RunID: runID, Suite: first.Suite, SuiteFile: first.SuiteFile,
+		Config: cfg, Versions: first.Versions, Status: results.StatusFinished, MissingShards: missing}
+	rec.Versions.Go = runtime.Version()
+	var all []*results.Result
+	for i, src := range recs {
+		rec.Shards = append(rec.Shards, fmt.Sprintf("%d/%d %s", src.Config.Shard.K, n, src.RunID))
+		for _, f := range src.FallbackImages {
+			if !slices.Contains(rec.FallbackImages, f) {
+				rec.FallbackImages = append(rec.FallbackImages, f)
+			}
+		}
+		if rec.Started.IsZero() || src.Started.Before(rec.Started) {
+			rec.Started = src.Started
+		}
+		rec.Finished = maxTime(rec.Finished, src.Finished)
+		got, err := mergeTrials(dirs[i], tmp, runID)
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, got...)
+		rec.NotRun = append(rec.NotRun, src.NotRun...)
+	}
+	slices.Sort(rec.Shards)
+	if len(missing) > 0 {
+		rec.NotRun = append(rec.NotRun, missingTrials(recs, cfg)...)
+		rec.Status = results.StatusInterrupted
+	}
+	slices.SortFunc(all, func(a, b *results.Result) int { return strings.Compare(a.Trial, b.Trial) })
+	results.FillRecord(rec, cfg.Variants, cfg.Attempts, all)
+	return rec, all, nil
+}
+
+// missingTrials are the trials of the tasks no given shard held.
+func missingTrials(recs []*results.RunRecord, cfg suite.Config) []string {
+	have := map[string]bool{}
+	for _, src := range recs {
+		for _, t := range src.Config.Shard.Tasks {
+			have[t] = true
+		}
+	}
+	var out []string
+	for _, task := range recs[len(recs)-1].Config.Shard.All {
+		if have[task] {
+			continue
+		}
+		for _, v := range cfg.Variants {
+			for a := 1; a <= max(1, cfg.Attempts); a++ {
+				out = append(out, suite.TrialID(task, v.Name, a))
+			}
+		}
+	}
+	return out
 }
 
 // shardRunDir is the run dir d names: d itself, or the one run of the

@@ -250,6 +250,25 @@ func TestStatsMeanPerRewardKey(t *testing.T) {
 	}
 }
 
+// A key's kind is the run's: passed is a count in the oracle's trials
+// (116), so nop's passed=0 is a count of 0 too, summed, not averaged as a
+// reward.
+func TestKeyKindIsTheRuns(t *testing.T) {
+	mk := func(variant string, o grader.Outcome, rewards map[string]float64) *Result {
+		return &Result{TaskID: "t", Variant: variant, Attempt: 1, Outcome: o, Rewards: rewards}
+	}
+	st := computeStats([]suite.Variant{{Name: "oracle"}, {Name: "nop"}}, 1, []*Result{
+		mk("oracle", grader.OutcomePassed, map[string]float64{"reward": 1, "passed": 116, "total": 116}),
+		mk("nop", grader.OutcomeFailed, map[string]float64{"reward": 0, "passed": 0, "total": 0}),
+	})
+	require.Len(t, st, 2)
+	assert.Equal(t, map[string]float64{"passed": 0, "total": 0}, st[1].KeyTotals)
+	assert.Equal(t, map[string]float64{"reward": 0}, st[1].MeanRewards)
+	var buf bytes.Buffer
+	writeKeyMeans(&buf, st)
+	assert.Contains(t, buf.String(), "  nop: reward=0.000; summed (counts, not rewards): passed=0 total=0")
+}
+
 func TestSetExpectation(t *testing.T) {
 	tests := []struct {
 		expect  string

@@ -41,92 +41,124 @@ type VariantStats struct {
 
 // computeStats tallies results per variant, in the variants' order.
 func computeStats(variants []suite.Variant, attempts int, results []*Result) []VariantStats {
+	counts := countKeys(results)
 	var out []VariantStats
 	for _, v := range variants {
-		st := VariantStats{Variant: v.Name, Agent: v.Agent, Expect: v.Expect, Classes: map[string]int{}}
-		perTask := map[string][2]int{} // task → graded, passed
-		var taskOrder []string
-		sum := 0.0
-		keys := map[string][2]float64{} // key → sum, trials
-		counts := map[string]bool{}     // keys with a value outside 0..1: counts, not rewards
-		for _, r := range results {
-			if r.Variant != v.Name {
-				continue
-			}
-			st.Trials++
-			if r.Cached {
-				st.Cached++
-			}
-			st.Classes[string(r.OutcomeClass)]++
-			switch r.Outcome {
-			case grader.OutcomeInfraError:
-				st.Errors++
-				continue
-			case grader.OutcomeRefused:
-				st.Refused++
-				continue
-			case grader.OutcomeTaskError:
-				st.TaskErrors++
-				continue
-			case grader.OutcomeNeedsInput:
-				st.NeedsInput++
-				continue
-			case grader.OutcomePassed:
-				st.Passed++
-			case grader.OutcomeAgentTimeout:
-				st.AgentTimeouts++
-			case grader.OutcomeVerifierTimeout:
-				st.VerifierTimeouts++
-			default:
-				st.Failed++
-			}
-			st.Graded++
-			if r.Reward != nil {
-				sum += *r.Reward
-			}
-			for k, v := range r.Rewards {
-				keys[k] = [2]float64{keys[k][0] + v, keys[k][1] + 1}
-				if v < 0 || v > 1 {
-					counts[k] = true
-				}
-			}
-			pt, seen := perTask[r.TaskID]
-			if !seen {
-				taskOrder = append(taskOrder, r.TaskID)
-			}
-			pt[0]++
-			if r.Outcome == grader.OutcomePassed {
-				pt[1]++
-			}
-			perTask[r.TaskID] = pt
-		}
-		if st.Graded > 0 {
-			rate := float64(st.Passed) / float64(st.Graded)
-			mean := sum / float64(st.Graded)
-			st.PassRate, st.MeanReward = &rate, &mean
-			for k, sn := range keys {
-				if counts[k] {
-					if st.KeyTotals == nil {
-						st.KeyTotals = map[string]float64{}
-					}
-					st.KeyTotals[k] = sn[0]
-					continue
-				}
-				if st.MeanRewards == nil {
-					st.MeanRewards = map[string]float64{}
-				}
-				st.MeanRewards[k] = sn[0] / sn[1]
-			}
-			st.PassAtK = map[string]float64{}
-			for _, k := range passKs(attempts) {
-				if p, ok := passAtK(k, taskOrder, perTask); ok {
-					st.PassAtK[fmt.Sprintf("pass@%d", k)] = p
-				}
-			}
-		}
-		out = append(out, st)
+		out = append(out, variantStats(v, attempts, results, counts))
 	}
 	return out
+}
+
+// countKeys are the reward keys that are counts, not rewards: a key with
+// a value outside 0..1 in any graded trial of the run. A key's kind is
+// the run's, whatever one variant's values happen to be (nop's passed=0
+// is a count of 0, not a mean).
+func countKeys(results []*Result) map[string]bool {
+	counts := map[string]bool{}
+	for _, r := range results {
+		if r.Outcome.Ungraded() {
+			continue
+		}
+		for k, v := range r.Rewards {
+			if v < 0 || v > 1 {
+				counts[k] = true
+			}
+		}
+	}
+	return counts
+}
+
+// variantStats are variant v's counts, rates and means over results.
+func variantStats(v suite.Variant, attempts int, results []*Result, counts map[string]bool) VariantStats {
+	st := VariantStats{Variant: v.Name, Agent: v.Agent, Expect: v.Expect, Classes: map[string]int{}}
+	perTask := map[string][2]int{} // task → graded, passed
+	var taskOrder []string
+	sum := 0.0
+	keys := map[string][2]float64{} // key → sum, trials
+	for _, r := range results {
+		if r.Variant != v.Name {
+			continue
+		}
+		st.Trials++
+		if r.Cached {
+			st.Cached++
+		}
+		st.Classes[string(r.OutcomeClass)]++
+		if !st.count(r.Outcome) {
+			continue
+		}
+		st.Graded++
+		if r.Reward != nil {
+			sum += *r.Reward
+		}
+		for k, v := range r.Rewards {
+			keys[k] = [2]float64{keys[k][0] + v, keys[k][1] + 1}
+		}
+		pt, seen := perTask[r.TaskID]
+		if !seen {
+			taskOrder = append(taskOrder, r.TaskID)
+		}
+		pt[0]++
+		if r.Outcome == grader.OutcomePassed {
+			pt[1]++
+		}
+		perTask[r.TaskID] = pt
+	}
+	if st.Graded == 0 {
+		return st
+	}
+	rate := float64(st.Passed) / float64(st.Graded)
+	mean := sum / float64(st.Graded)
+	st.PassRate, st.MeanReward = &rate, &mean
+	for k, sn := range keys {
+		if counts[k] {
+			if st.KeyTotals == nil {
+				st.KeyTotals = map[string]float64{}
+			}
+			st.KeyTotals[k] = sn[0]
+			continue
+		}
+		if st.MeanRewards == nil {
+			st.MeanRewards = map[string]float64{}
+		}
+		st.MeanRewards[k] = sn[0] / sn[1]
+	}
+	st.PassAtK = map[string]float64{}
+	for _, k := range passKs(attempts) {
+		if p, ok := passAtK(k, taskOrder, perTask); ok {
+			st.PassAtK[fmt.Sprintf("pass@%d", k)] = p
+		}
+	}
+	return st
+}
+
+// count adds a trial's outcome to its counter, and tells whether the
+// trial was graded (an infra error, refusal, task error or question is
+// not, and is kept out of every rate).
+func (st *VariantStats) count(o grader.Outcome) bool {
+	switch o {
+	case grader.OutcomeInfraError:
+		st.Errors++
+	case grader.OutcomeRefused:
+		st.Refused++
+	case grader.OutcomeTaskError:
+		st.TaskErrors++
+	case grader.OutcomeNeedsInput:
+		st.NeedsInput++
+	case grader.OutcomePassed:
+		st.Passed++
+		return true
+	case grader.OutcomeAgentTimeout:
+		st.AgentTimeouts++
+		return true
+	case grader.OutcomeVerifierTimeout:
+		st.VerifierTimeouts++
+		return true
+	default:
+		st.Failed++
+		return true
+	}
+	return false
 }
 
 func passKs(attempts int) []int {
