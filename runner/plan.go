@@ -232,30 +232,14 @@ func refusedID(t *tasks.Task, le *tasks.LoadError, dir string) string {
 // variant without one keeps its env as written).
 func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs map[string]secrets.Env) ([]*suite.Trial, error) {
 	var out []*suite.Trial
-	solutions := map[string]string{}
-	scripts := map[string]string{}
+	d := &digests{solutions: map[string]string{}, scripts: map[string]string{}}
 	for _, t := range ts {
 		// A Dockerfile that cannot be read fails the task's build, which
 		// says why; its content is in the key through the task's digest.
 		bases, _ := images.Bases(t)
 		for _, v := range cfg.Variants {
-			if v.HarborOnly && t.Native() {
+			if !variantApplies(t, v) {
 				continue
-			}
-			if v.Patch && !(fileExists(t.Path("solution", agent.ReferencePatch)) &&
-				(fileExists(t.Path("solution", "solve.sh")) || fileExists(t.Path("solution", "deterministic.json")))) {
-				// The oracle of a task whose only solution is the patch
-				// applies it already.
-				continue
-			}
-			if v.NoSettle && !trial.MayRace(t) {
-				continue
-			}
-			if v.VerifierOffline {
-				// Only a verifier with a network can need it.
-				if p, err := harbor.PolicyFor(t.Config, harbor.NetVerifier); err != nil || p.Mode == harbor.NetworkNone {
-					continue
-				}
 			}
 			env, keyed := v.Env, v.Env
 			if e, ok := envs[v.Name]; ok {
@@ -272,30 +256,8 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 				in.Model = harborModel
 			}
 			in.AgentTimeout, in.VerifierTimeout = effectiveTimeouts(t, cfg.TimeoutMultiplier)
-			if v.Agent == suite.AgentOracle || v.Agent == suite.AgentDeterministic {
-				d, ok := solutions[t.Dir]
-				if !ok {
-					var err error
-					if d, err = solutionDigest(t); err != nil {
-						return nil, suite.UsageErrorf("task %s: %v", t.ID, err)
-					}
-					solutions[t.Dir] = d
-				}
-				in.Solution = d
-			}
-			if v.Agent == suite.AgentDeterministic {
-				d, ok := scripts[v.Script]
-				if !ok {
-					if _, err := agent.LoadScript(v.Script); err != nil {
-						return nil, suite.UsageErrorf("variant %s: %v", v.Name, err)
-					}
-					var err error
-					if d, err = fileDigest(v.Script); err != nil {
-						return nil, suite.UsageErrorf("variant %s: %v", v.Name, err)
-					}
-					scripts[v.Script] = d
-				}
-				in.Script = d
+			if err := d.fill(&in, t, v); err != nil {
+				return nil, err
 			}
 			var applies []grader.Spec
 			for _, sp := range specs {
@@ -319,6 +281,69 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 		}
 	}
 	return out, nil
+}
+
+// variantApplies tells whether a built-in variant has anything to say of
+// task t: a Harbor-only one on a native task, the patch variant without
+// a second solution, the no-settle variant where nothing can race, the
+// offline verifier where the verifier has no network, say nothing.
+func variantApplies(t *tasks.Task, v suite.Variant) bool {
+	if v.HarborOnly && t.Native() {
+		return false
+	}
+	if v.Patch && !(fileExists(t.Path("solution", agent.ReferencePatch)) &&
+		(fileExists(t.Path("solution", "solve.sh")) || fileExists(t.Path("solution", "deterministic.json")))) {
+		// The oracle of a task whose only solution is the patch
+		// applies it already.
+		return false
+	}
+	if v.NoSettle && !trial.MayRace(t) {
+		return false
+	}
+	if v.VerifierOffline {
+		// Only a verifier with a network can need it.
+		if p, err := harbor.PolicyFor(t.Config, harbor.NetVerifier); err != nil || p.Mode == harbor.NetworkNone {
+			return false
+		}
+	}
+	return true
+}
+
+// digests are the solutions' and scripts' digests a plan puts in its
+// cache keys, each computed once.
+type digests struct {
+	solutions map[string]string // task dir → digest of solution/
+	scripts   map[string]string // script path → digest
+}
+
+// fill puts the digest of what the variant's agent replays in the key.
+func (d *digests) fill(in *keyInput, t *tasks.Task, v suite.Variant) error {
+	if v.Agent == suite.AgentOracle || v.Agent == suite.AgentDeterministic {
+		sum, ok := d.solutions[t.Dir]
+		if !ok {
+			var err error
+			if sum, err = solutionDigest(t); err != nil {
+				return suite.UsageErrorf("task %s: %v", t.ID, err)
+			}
+			d.solutions[t.Dir] = sum
+		}
+		in.Solution = sum
+	}
+	if v.Agent == suite.AgentDeterministic {
+		sum, ok := d.scripts[v.Script]
+		if !ok {
+			if _, err := agent.LoadScript(v.Script); err != nil {
+				return suite.UsageErrorf("variant %s: %v", v.Name, err)
+			}
+			var err error
+			if sum, err = fileDigest(v.Script); err != nil {
+				return suite.UsageErrorf("variant %s: %v", v.Name, err)
+			}
+			d.scripts[v.Script] = sum
+		}
+		in.Script = sum
+	}
+	return nil
 }
 
 // effectiveTimeouts are the agent (0: no limit) and verifier timeouts in

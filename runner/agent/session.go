@@ -426,10 +426,6 @@ func (a *Session) replay(ctx context.Context, file string) (Result, error) {
 		return Result{}, err
 	}
 	r := Result{Replayed: true}
-	event := func(e grader.Event) {
-		e.Seq = len(r.Events) + 1
-		r.Events = append(r.Events, e)
-	}
 	for i, st := range script.Steps {
 		if _, ok := a.remaining(); !ok {
 			r.TimedOut = true
@@ -439,79 +435,95 @@ func (a *Session) replay(ctx context.Context, file string) (Result, error) {
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		switch {
-		case st.Write != nil:
-			if err := a.HandBack(ctx); err != nil {
-				return r, err
-			}
-			a.given = false // the host's new files are the host's
-			if err := a.write(ctx, st.Write); err != nil {
-				r.Failed = fmt.Sprintf("steps[%d].write %s: %v", i, st.Write.Path, err)
-				a.note("=== " + r.Failed + "\n")
-				return r, nil
-			}
-			a.note(fmt.Sprintf("=== steps[%d]: write %s\n", i, st.Write.Path))
-			event(grader.Event{Kind: grader.EventEdit, Path: path.Clean(st.Write.Path)})
-		case st.Run != nil:
-			if a.Container == "" {
-				return r, fmt.Errorf("steps[%d]: no agent container to run in", i)
-			}
-			res, failed, err := a.exec(ctx, fmt.Sprintf("steps[%d]: run: %s", i, st.Run.Command),
-				[]string{"bash", "-c", st.Run.Command}, nil, "")
-			if err != nil {
-				return r, fmt.Errorf("steps[%d]: %w", i, err)
-			}
-			code := res.ExitCode
-			r.ExitCode = &code
-			if res.TimedOut {
-				r.TimedOut = true
-				return r, nil
-			}
-			if failed != "" {
-				r.Failed = fmt.Sprintf("steps[%d].run: %s", i, failed)
-				return r, nil
-			}
-			event(grader.Event{Kind: grader.EventCommand, Command: st.Run.Command, ExitCode: &code})
-			if code != st.Run.Expected() {
-				r.Failed = fmt.Sprintf("steps[%d].run: exit %d, expected %d", i, code, st.Run.Expected())
-				a.note("=== " + r.Failed + "\n")
-				return r, nil
-			}
-		case st.Ask != nil:
-			if a.Container == "" {
-				return r, fmt.Errorf("steps[%d]: no agent container to ask from", i)
-			}
-			reply, failed, err := a.ask(ctx, i, st.Ask.Question)
-			if err != nil {
-				return r, fmt.Errorf("steps[%d]: %w", i, err)
-			}
-			if failed != "" {
-				r.Failed = fmt.Sprintf("steps[%d].ask: %s", i, failed)
-				return r, nil
-			}
-			event(grader.Event{Kind: grader.EventQuestion, Question: st.Ask.Question})
-			event(grader.Event{Kind: grader.EventAnswer, Question: st.Ask.Question, Reply: reply})
-			if !strings.Contains(strings.ToLower(reply), strings.ToLower(st.Ask.Expect)) {
-				r.Failed = fmt.Sprintf("steps[%d].ask: the reply %q does not contain %q", i, text.OneLine(reply, 200), st.Ask.Expect)
-				a.note("=== " + r.Failed + "\n")
-				return r, nil
-			}
-		case st.Commit != nil:
-			if err := a.HandBack(ctx); err != nil {
-				return r, err
-			}
-			a.given = false
-			if err := a.commit(ctx, st.Commit.Message); err != nil {
-				r.Failed = fmt.Sprintf("steps[%d].commit: %v", i, err)
-				a.note("=== " + r.Failed + "\n")
-				return r, nil
-			}
-			a.note(fmt.Sprintf("=== steps[%d]: commit %q\n", i, st.Commit.Message))
-			event(grader.Event{Kind: grader.EventGitCommit, Message: st.Commit.Message})
+		stop, err := a.replayStep(ctx, i, st, &r)
+		if err != nil || stop {
+			return r, err
 		}
 		r.Steps++
 	}
 	return r, nil
+}
+
+// replayStep performs step i of a script; stop ends the replay there (the
+// step failed, or timed out, as r says).
+func (a *Session) replayStep(ctx context.Context, i int, st Step, r *Result) (stop bool, err error) {
+	switch {
+	case st.Write != nil:
+		if err := a.HandBack(ctx); err != nil {
+			return true, err
+		}
+		a.given = false // the host's new files are the host's
+		if err := a.write(ctx, st.Write); err != nil {
+			r.Failed = fmt.Sprintf("steps[%d].write %s: %v", i, st.Write.Path, err)
+			a.note("=== " + r.Failed + "\n")
+			return true, nil
+		}
+		a.note(fmt.Sprintf("=== steps[%d]: write %s\n", i, st.Write.Path))
+		addEvent(r, grader.Event{Kind: grader.EventEdit, Path: path.Clean(st.Write.Path)})
+	case st.Run != nil:
+		if a.Container == "" {
+			return true, fmt.Errorf("steps[%d]: no agent container to run in", i)
+		}
+		res, failed, err := a.exec(ctx, fmt.Sprintf("steps[%d]: run: %s", i, st.Run.Command),
+			[]string{"bash", "-c", st.Run.Command}, nil, "")
+		if err != nil {
+			return true, fmt.Errorf("steps[%d]: %w", i, err)
+		}
+		code := res.ExitCode
+		r.ExitCode = &code
+		if res.TimedOut {
+			r.TimedOut = true
+			return true, nil
+		}
+		if failed != "" {
+			r.Failed = fmt.Sprintf("steps[%d].run: %s", i, failed)
+			return true, nil
+		}
+		addEvent(r, grader.Event{Kind: grader.EventCommand, Command: st.Run.Command, ExitCode: &code})
+		if code != st.Run.Expected() {
+			r.Failed = fmt.Sprintf("steps[%d].run: exit %d, expected %d", i, code, st.Run.Expected())
+			a.note("=== " + r.Failed + "\n")
+			return true, nil
+		}
+	case st.Ask != nil:
+		if a.Container == "" {
+			return true, fmt.Errorf("steps[%d]: no agent container to ask from", i)
+		}
+		reply, failed, err := a.ask(ctx, i, st.Ask.Question)
+		if err != nil {
+			return true, fmt.Errorf("steps[%d]: %w", i, err)
+		}
+		if failed != "" {
+			r.Failed = fmt.Sprintf("steps[%d].ask: %s", i, failed)
+			return true, nil
+		}
+		addEvent(r, grader.Event{Kind: grader.EventQuestion, Question: st.Ask.Question})
+		addEvent(r, grader.Event{Kind: grader.EventAnswer, Question: st.Ask.Question, Reply: reply})
+		if !strings.Contains(strings.ToLower(reply), strings.ToLower(st.Ask.Expect)) {
+			r.Failed = fmt.Sprintf("steps[%d].ask: the reply %q does not contain %q", i, text.OneLine(reply, 200), st.Ask.Expect)
+			a.note("=== " + r.Failed + "\n")
+			return true, nil
+		}
+	case st.Commit != nil:
+		if err := a.HandBack(ctx); err != nil {
+			return true, err
+		}
+		a.given = false
+		if err := a.commit(ctx, st.Commit.Message); err != nil {
+			r.Failed = fmt.Sprintf("steps[%d].commit: %v", i, err)
+			a.note("=== " + r.Failed + "\n")
+			return true, nil
+		}
+		a.note(fmt.Sprintf("=== steps[%d]: commit %q\n", i, st.Commit.Message))
+		addEvent(r, grader.Event{Kind: grader.EventGitCommit, Message: st.Commit.Message})
+	}
+	return false, nil
+}
+
+// addEvent appends e to r's events, numbered.
+func addEvent(r *Result, e grader.Event) {
+	e.Seq = len(r.Events) + 1
+	r.Events = append(r.Events, e)
 }
 
 // write performs a write step inside the work dir (os.Root keeps it there,
