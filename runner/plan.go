@@ -291,6 +291,9 @@ func variantApplies(t *tasks.Task, v suite.Variant) bool {
 	if v.HarborOnly && t.Native() {
 		return false
 	}
+	if v.OracleOnly && !hasOracle(t) {
+		return false
+	}
 	if v.Patch && !(fileExists(t.Path("solution", agent.ReferencePatch)) &&
 		(fileExists(t.Path("solution", "solve.sh")) || fileExists(t.Path("solution", "deterministic.json")))) {
 		// The oracle of a task whose only solution is the patch
@@ -307,6 +310,12 @@ func variantApplies(t *tasks.Task, v suite.Variant) bool {
 		}
 	}
 	return true
+}
+
+// hasOracle reports whether the task has a solution the oracle can replay:
+// solve.sh, deterministic.json or reference.patch.
+func hasOracle(t *tasks.Task) bool {
+	return t.HasSolution() || fileExists(t.Path("solution", agent.ReferencePatch))
 }
 
 // digests are the solutions' and scripts' digests a plan puts in its

@@ -150,6 +150,9 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 		variants = append(variants, suite.Variant{Name: results.VerifyEnv, Agent: suite.AgentOracle,
 			Env: results.VerifyEnvVars, Attempts: 1})
 	}
+	for i := range variants {
+		variants[i].OracleOnly = variants[i].Agent == suite.AgentOracle
+	}
 	s := &suite.Suite{
 		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task verify"), Attempts: repeat, Retries: 1,
 		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results",

@@ -69,7 +69,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 	for _, t := range req.Tasks {
 		in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars,
 			HasPatch: fileExists(t.Path("solution", agent.ReferencePatch))}
-		in.NoOracle = !in.HasPatch && !t.HasSolution()
+		in.NoOracle = !hasOracle(t)
 		for _, res := range byTask[t.ID] {
 			switch res.Variant {
 			case suite.AgentOracle:
@@ -102,7 +102,11 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 					return nil, err
 				}
 			}
-			in.Leaks, in.LeakErr = taskLeaks(ctx, eng, rec.RunID, t, instrs, dfErr, in.Oracle)
+			ran := in.Oracle
+			if in.Nop != nil {
+				ran = append(slices.Clone(ran), in.Nop)
+			}
+			in.Leaks, in.LeakErr = taskLeaks(ctx, eng, rec.RunID, t, instrs, dfErr, ran)
 		}
 		task := audit.Audit(in)
 		for _, res := range byTask[t.ID] {
@@ -129,9 +133,9 @@ func taskDockerfile(t *tasks.Task) ([]sandbox.Instruction, error) {
 }
 
 // taskLeaks looks for the files of tests/ and solution/ in the build
-// context, in the Dockerfile's COPY and ADD, and in the image the oracle
-// ran in.
-func taskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.Task, instrs []sandbox.Instruction, dfErr error, oracle []*results.Result) ([]string, error) {
+// context, in the Dockerfile's COPY and ADD, and in the image the task's
+// trials ran in (the oracle's, or the empty attempt's).
+func taskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.Task, instrs []sandbox.Instruction, dfErr error, ran []*results.Result) ([]string, error) {
 	hidden, err := audit.HiddenFiles(t.Dir, tasks.TestsDir, "solution")
 	if err != nil {
 		return nil, err
@@ -147,13 +151,13 @@ func taskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.T
 		return leaks, nil
 	}
 	image := ""
-	for _, r := range oracle {
-		if r.Image != "" {
+	for _, r := range ran {
+		if r.Image != "" && image == "" {
 			image = r.Image
 		}
 	}
 	if image == "" {
-		return leaks, errors.New("the oracle's image is not recorded: the image was not searched")
+		return leaks, errors.New("no trial recorded the task's image: the image was not searched")
 	}
 	found, err := scanImage(ctx, eng, runID, image, hidden.Sizes(t.Dir), t.ID)
 	if err != nil {

@@ -135,7 +135,7 @@ type Input struct {
 const NoOracleText = "no oracle: the task has no solution/ (solve.sh, deterministic.json or reference.patch)"
 
 // oracleChecks are the checks that read the oracle's runs.
-var oracleChecks = map[string]bool{CheckOracle: true, CheckBase: true, CheckFlaky: true, CheckLive: true, CheckStart: true,
+var oracleChecks = map[string]bool{CheckOracle: true, CheckFlaky: true, CheckLive: true, CheckStart: true,
 	CheckEnv: true, CheckNetwork: true, CheckHeadroom: true}
 
 // needsImage are the checks that read what ran in the task's image: when it
@@ -146,7 +146,12 @@ var needsImage = map[string]bool{CheckNop: true, CheckBase: true, CheckFlaky: tr
 // Audit runs every check not skipped over one task's input.
 func Audit(in Input) Task {
 	out := Task{Task: in.Task, Dir: in.Dir}
-	noImage := imageFailed(in.Oracle)
+	ran := in.Oracle
+	if in.NoOracle && in.Nop != nil {
+		// Without an oracle, the empty attempt is what ran in the image.
+		ran = []*results.Result{in.Nop}
+	}
+	noImage := imageFailed(ran)
 	for _, name := range Checks {
 		c := Check{Name: name, Status: Skipped}
 		switch {
@@ -179,7 +184,11 @@ func check(name string, in Input) (Status, string) {
 	case CheckNop:
 		return nopCheck(in.Nop)
 	case CheckBase:
-		return baseCheck(in.Oracle)
+		ran := in.Oracle
+		if in.Nop != nil {
+			ran = append(slices.Clone(ran), in.Nop)
+		}
+		return baseCheck(ran)
 	case CheckFlaky:
 		return flakyCheck(in.Oracle)
 	case CheckLive:
@@ -432,6 +441,9 @@ func overHalf(who string, took, timeout float64) string {
 // task names (the image map, or the offline base for a missing official
 // image): its verdict holds for the stand-in.
 func baseCheck(runs []*results.Result) (Status, string) {
+	if len(runs) == 0 {
+		return Skipped, "no trial ran"
+	}
 	var pairs []string
 	for _, r := range runs {
 		for _, p := range r.MappedImages {
@@ -451,8 +463,8 @@ func baseCheck(runs []*results.Result) (Status, string) {
 	return Warn, "ran on a substitute base: " + strings.Join(parts, "; ")
 }
 
-// imageFailed reports whether the task's image did not build: no oracle
-// run got one.
+// imageFailed reports whether the task's image did not build: no run got
+// one.
 func imageFailed(runs []*results.Result) bool {
 	if len(runs) == 0 {
 		return false

@@ -36,7 +36,7 @@ func TestAuditChecks(t *testing.T) {
 	substituted.MappedImages = []string{"python:3.12-slim=flightdeck/base:bookworm"}
 	unbuilt := &results.Result{Outcome: grader.OutcomeTaskError, Error: "image of x: build failed at step 2",
 		Phases: []results.Phase{{Name: "image", Error: "image of x: build failed at step 2"}}}
-	errNoImage := errors.New("the oracle's image is not recorded")
+	errNoImage := errors.New("no trial recorded the task's image")
 	tests := []struct {
 		name  string
 		in    Input
@@ -77,6 +77,10 @@ func TestAuditChecks(t *testing.T) {
 			"no oracle: the task has no solution/ (solve.sh, deterministic.json or reference.patch)"},
 		{"no solution: nor what reads its runs", Input{NoOracle: true, Oracle: []*results.Result{defect}}, CheckFlaky, Skipped, "no oracle to run"},
 		{"no solution: nop still runs", Input{NoOracle: true, Nop: fail}, CheckNop, OK, "the empty attempt scores reward 0"},
+		{"no solution: the empty attempt's base", Input{NoOracle: true, Nop: substituted}, CheckBase, Warn,
+			"the verdict holds for flightdeck/base:bookworm, not for python:3.12-slim"},
+		{"no trial ran: no base to tell", Input{NoOracle: true}, CheckBase, Skipped, "no trial ran"},
+		{"no solution, no image: nop says why", Input{NoOracle: true, Nop: unbuilt}, CheckNop, Skipped, "the image did not build"},
 		{"no image: the oracle says why", Input{Oracle: []*results.Result{unbuilt, unbuilt}}, CheckOracle, Fail, "failed at step 2"},
 		{"no image: nop skipped", Input{Oracle: []*results.Result{unbuilt}, Nop: unbuilt}, CheckNop, Skipped, "the image did not build"},
 		{"no image: flaky skipped", Input{Oracle: []*results.Result{unbuilt, unbuilt}}, CheckFlaky, Skipped, "the image did not build"},

@@ -111,6 +111,11 @@ type Variant struct {
 	// HarborOnly runs the variant on tasks graded Harbor's way only (task
 	// verify's snapshot run of the oracle); suite files cannot set it.
 	HarborOnly bool `json:"-"`
+	// OracleOnly runs the variant on tasks that have an oracle only (task
+	// verify's runs of the oracle: a task without solution/ has nothing to
+	// run, and its oracle checks say so rather than fail); suite files
+	// cannot set it.
+	OracleOnly bool `json:"-"`
 	// VerifierOffline grades a Harbor task with no network in the
 	// verifier's phase, whatever the task says (task verify's check of a
 	// verifier that needs the network); suite files cannot set it.
