@@ -47,7 +47,8 @@ const inspectTimeout = 2 * time.Minute
 // multi-step task's step, named): not after nop's (nothing of an agent
 // ran), nor for a separate verifier (its own image grades), nor when the
 // container has stopped.
-func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
+func (h *harborTrial) inspectAgent(ctx context.Context, st *stepRun) {
+	step := st.name
 	if h.agentStart.IsZero() {
 		return
 	}
@@ -58,7 +59,7 @@ func (h *harborTrial) inspectAgent(ctx context.Context, step string) {
 	if !inspected(h.a.t, false) {
 		return
 	}
-	if _, separate := h.a.t.Task.StepSeparateVerifier(step); separate && step != "" {
+	if st.separate != nil {
 		return // the step's own image grades it
 	}
 	if h.agentEnd == nil {

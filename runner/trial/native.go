@@ -224,7 +224,7 @@ func (m *nativeTrial) endAgentPhase(ctx context.Context, ap *agent.Session) (oom
 }
 
 // inspectPhase: nothing of the agent's outlives its stopped container.
-func (m *nativeTrial) inspectPhase(context.Context, agent.Result) (func(), error) {
+func (m *nativeTrial) inspectPhase(context.Context, *stepRun, agent.Result) (func(), error) {
 	return func() {}, nil
 }
 

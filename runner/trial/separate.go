@@ -35,22 +35,6 @@ import (
 // verifierBuildLog is the separate verifier's image build's output.
 const verifierBuildLog = "verifier-build.log"
 
-// separateEnv reports whether the step (or the task, for a single-step
-// task) has a separate verifier, and that verifier's environment.
-func (h *harborTrial) separateEnv(step *stepRun) (tasks.EnvConfig, bool) {
-	if !step.isStep() {
-		return h.a.t.Task.SeparateVerifier()
-	}
-	return h.a.t.Task.StepSeparateVerifier(step.name)
-}
-
-// lastUse reports whether the step is the trial's last use of the task's
-// container (a single-step task's one step, or the last step).
-func (h *harborTrial) lastUse(step *stepRun) bool {
-	steps := h.a.t.Task.Config.Steps
-	return !step.isStep() || len(steps) == 0 || steps[len(steps)-1].Name == step.name
-}
-
 // containerOf is the container of the trial's service ("" or main: the
 // task's container); "" when it has no such service.
 func (h *harborTrial) containerOf(service string) string {
@@ -64,11 +48,7 @@ func (h *harborTrial) containerOf(service string) string {
 func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env tasks.EnvConfig, req grader.Request) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
 	h.a.res.GradePhase.Mode = "separate"
-	as, dir := h.a.t.Task.Artifacts(), harbor.ArtifactsDir(h.a.dir)
-	if step.isStep() {
-		as, dir = h.stepArtifacts(step)
-	}
-	entries, err := h.collectEvidence(ctx, step, as, dir, h.lastUse(step))
+	entries, err := h.collectEvidence(ctx, step, step.artifacts, step.last)
 	if err != nil {
 		return grader.Grade{}, err
 	}
@@ -95,10 +75,8 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env task
 	req.Service = nil
 	req.TestsDirs = nil
 	req.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(h.a.dir), ContainerPath: harbor.ArtifactLogs}}
-	root := filepath.Join(h.a.dir, "logs")
-	if step.isStep() {
-		root = step.dir
-	}
+	// The manifest's destinations are relative to the artifacts dir's parent.
+	root := filepath.Dir(step.artifactsDir)
 	for _, e := range entries {
 		// What is under /logs/artifacts is there through the mount.
 		if e.Status != "ok" || e.Source == harbor.ArtifactLogs || strings.HasPrefix(e.Source, harbor.ArtifactLogs+"/") {
@@ -129,12 +107,8 @@ func (h *harborTrial) stopMain(ctx context.Context) error {
 // docker_image.
 func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env tasks.EnvConfig) (string, error) {
 	s, t := h.a.s, h.a.t
-	name := t.Task.ID + "-verifier"
-	if step.isStep() {
-		name += "-" + step.name
-	}
 	spec := sandbox.BuildSpec{
-		Name: name, ContextDir: t.Task.VerifierContext(step.name), DockerImage: env.DockerImage,
+		Name: step.verifierImage, ContextDir: t.Task.VerifierContext(step.name), DockerImage: env.DockerImage,
 		ImageMap: s.Images.Map(), LogPath: filepath.Join(step.dir, verifierBuildLog),
 		Timeout: 10 * time.Minute,
 	}
@@ -227,7 +201,8 @@ func appendCollectLog(log string, n int, service, command, part, status string) 
 // sidecars' commands and artifacts. A command or an artifact that fails
 // is said, never the trial's failure; an error is the container's (it
 // could not be made ready, or stopped).
-func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []tasks.Artifact, dir string, stopMain bool) ([]harbor.ArtifactEntry, error) {
+func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []tasks.Artifact, stopMain bool) ([]harbor.ArtifactEntry, error) {
+	dir := step.artifactsDir
 	var mainArts, sideArts []tasks.Artifact
 	for _, a := range as {
 		if a.Sidecar() {
@@ -269,18 +244,8 @@ func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []t
 	}
 	for _, e := range entries {
 		if e.Status != "ok" {
-			what := "artifact"
-			if step.isStep() {
-				what = "step " + step.name + ": artifact"
-			}
-			h.a.s.Report.Note(h.a.t, fmt.Sprintf("%s %s not collected: %s", what, e.Source, e.Error))
+			h.a.s.Report.Note(h.a.t, fmt.Sprintf("%sartifact %s not collected: %s", step.notePrefix, e.Source, e.Error))
 		}
 	}
 	return entries, nil
-}
-
-// stepArtifacts are where a step's artifacts go and which: the task's,
-// then the step's own, into steps/<name>/artifacts.
-func (h *harborTrial) stepArtifacts(step *stepRun) ([]tasks.Artifact, string) {
-	return append(h.a.t.Task.Artifacts(), step.artifacts...), filepath.Join(step.dir, "artifacts")
 }

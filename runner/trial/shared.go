@@ -58,9 +58,6 @@ type harborTrial struct {
 	// (in the inspector's listing, those not in before): whether the
 	// grade needs them kept apart from the verifier's.
 	leftovers leftoverState
-	// firstStep is a multi-step task's first step, which starts the
-	// container.
-	firstStep *stepRun
 	// agentSince is when the first agent began (after its step's setup);
 	// agentStart when the last did: the tamper inspector judges what
 	// changed since.
@@ -125,20 +122,22 @@ func (h *harborTrial) startSeed(ctx context.Context) {
 	}
 }
 
-// agentPhase runs the single step's agent.
+// agentPhase runs a step's agent.
 func (h *harborTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Result, error) {
 	return h.agent(ctx, step)
 }
 
 // inspectPhase starts the tamper inspector's read of the container (a
 // container the agent's timeout stopped is started again first), beside
-// the work dir's copy out; the verifier starts once it is done.
-func (h *harborTrial) inspectPhase(ctx context.Context, ag agent.Result) (func(), error) {
+// the work dir's copy out; the verifier starts once it is done. Each
+// step's agent is judged on what changed since it began: the verifiers
+// before it are flightdeck's own.
+func (h *harborTrial) inspectPhase(ctx context.Context, step *stepRun, ag agent.Result) (func(), error) {
 	if err := h.restartForInspect(ctx, ag); err != nil {
 		return nil, err
 	}
 	wait := h.a.asyncPhase(PhaseInspect, func() error {
-		h.inspectAgent(ctx, "")
+		h.inspectAgent(ctx, step)
 		return nil
 	})
 	return func() { wait() }, nil
@@ -238,10 +237,12 @@ func (h *harborTrial) entrypointExited(ctx context.Context, when string) error {
 		when, st.ExitCode, containerLog)
 }
 
-// stepRun is what one agent phase and its grade are given: the task's, or
-// one step's of a multi-step task.
+// stepRun is what one agent phase and its grade are given: a multi-step
+// task's step, or a single-step task's one run. Everything that differs
+// between the two is here, decided once by planSteps.
 type stepRun struct {
-	name            string // "" for a single-step task
+	name            string // the step's name; "" for a single-step task
+	notePrefix      string // what the progress's notes of the step begin with
 	instruction     string
 	solutionDir     string // "" for the task's solution/
 	dir             string // where its agent.log, grader.log and verifier/ go
@@ -251,17 +252,30 @@ type stepRun struct {
 	verifierUser    string
 	verifierEnv     []string // over [verifier].env
 	minRewards      map[string]float64
-	setupFailed     string   // why its setup.sh (or its healthcheck) failed, once it has
-	testsDirs       []string // "" for the task's tests/
-	healthcheck     *tasks.Healthcheck
-	artifacts       []tasks.Artifact    // a step's own, collected before its verifier
+	setupDir        string // the step's workdir/ (with its setup.sh), "" when none
+	setupFailed     string // why its setup.sh (or its healthcheck) failed, once it has
+	testsDirs       []string
+	healthcheck     *tasks.Healthcheck // polled after the setup (a step's own)
+	// separate is the step's separate verifier's environment, nil when
+	// the verifier runs in the trial's container.
+	separate *tasks.EnvConfig
+	// verifierImage names a separate verifier's image.
+	verifierImage string
+	// last: the trial's last use of its container (a separate verifier
+	// stops it).
+	last bool
+	// snapshot grades from a snapshot of the stopped container (grading:
+	// snapshot; never a multi-step task's: its next step needs the
+	// container).
+	snapshot bool
+	// artifacts are collected into artifactsDir: before a separate
+	// verifier, before a live one when artifactsBefore (a step's), else
+	// after it (a task's, as Harbor collects them).
+	artifacts       []tasks.Artifact
+	artifactsDir    string
+	artifactsBefore bool
 	collect         []tasks.CollectHook // a step's own, run after the task's
 }
-
-// isStep reports whether the run is one step of a multi-step task (its
-// own dir, setup, artifacts and verifier env) rather than a single-step
-// task's one run.
-func (s *stepRun) isStep() bool { return s.name != "" }
 
 // agent runs an agent phase in the trial's container, started first when
 // it is not yet. The container is left running: the verifier runs in it
@@ -280,15 +294,15 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 			if err := h.start(ctx, instruction); err != nil {
 				return err
 			}
-		} else if t.Variant.Agent == suite.AgentCommand {
-			if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction); err != nil {
-				return err
-			}
-		}
-		if step.isStep() && step != h.firstStep {
+		} else {
 			// A later step: the container as the last grade left it. The
 			// baseline of processes stays the entrypoint's: what an earlier
 			// step left still counts when a later step is graded.
+			if t.Variant.Agent == suite.AgentCommand {
+				if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction); err != nil {
+					return err
+				}
+			}
 			if err := h.ready(ctx, true); err != nil {
 				return err
 			}
@@ -298,10 +312,8 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 			ap.InstructionPath = agent.HarborInstructionPath
 		}
 		var err error
-		if step.isStep() {
-			if step.setupFailed, err = h.stepWorkdir(ctx, step); err != nil || step.setupFailed != "" {
-				return err
-			}
+		if step.setupFailed, err = h.prepare(ctx, step); err != nil || step.setupFailed != "" {
+			return err
 		}
 		h.agentStart = time.Now()
 		h.leftovers = leftoversUnknown
@@ -418,24 +430,22 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	req := h.a.gradeRequest(h.img.Ref, h.workdir, step)
 	req.TestsDirs, req.Service = step.testsDirs, h.net.SnapshotService()
 	var err error
-	sepEnv, separate := h.separateEnv(step)
-	if separate {
+	if step.separate != nil {
 		if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
-		return h.separateGrade(ctx, step, sepEnv, req)
+		return h.separateGrade(ctx, step, *step.separate, req)
 	}
 	// The collect commands run before the verifier; a step's artifacts
 	// are taken then too, the task's after it (collectArtifacts).
 	var as []tasks.Artifact
-	var dir string
-	if step.isStep() {
-		as, dir = h.stepArtifacts(step)
+	if step.artifactsBefore {
+		as = step.artifacts
 	}
-	if _, err := h.collectEvidence(ctx, step, as, dir, false); err != nil {
+	if _, err := h.collectEvidence(ctx, step, as, false); err != nil {
 		return grader.Grade{}, err
 	}
-	if t.Variant.Grading == suite.GradingSnapshot && !step.isStep() {
+	if step.snapshot {
 		if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
 			return grader.Grade{}, err
 		}
@@ -480,7 +490,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	for _, w := range g.Warnings {
 		s.Report.Note(t, w)
 	}
-	if err == nil && !step.isStep() {
+	if err == nil && !step.artifactsBefore {
 		h.collectArtifacts(ctx)
 	}
 	if g.Tampered != "" {

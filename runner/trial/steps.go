@@ -33,22 +33,40 @@ import (
 // StepsDir is where a multi-step trial keeps each step's logs.
 const StepsDir = "steps"
 
-// planSteps is each step's run: its instruction, solution, dirs,
-// timeouts, users and verifier env, the task's where the step sets none.
-func (h *harborTrial) planSteps() ([]*stepRun, error) {
-	task := h.a.t.Task
-	mult := h.a.s.Multiplier
+// planSteps is each step's run, a single-step task's being a list of one
+// (its instruction, timeouts and users are the task's, its logs the
+// trial's own): what the agent is given, where its logs go, what is
+// prepared before it and how it is graded.
+func (a *trialAttempt) planSteps() ([]*stepRun, error) {
+	task := a.t.Task
+	if len(task.Config.Steps) == 0 {
+		st, err := a.singleStep()
+		if err != nil {
+			return nil, err
+		}
+		return []*stepRun{st}, nil
+	}
+	if a.t.Variant.Grading == suite.GradingSnapshot {
+		a.s.Report.Note(a.t, "a multi-step task is graded live: a snapshot grade removes the container its next step needs")
+	}
+	mult := a.s.Multiplier
 	var out []*stepRun
-	for _, sc := range task.Config.Steps {
+	for i, sc := range task.Config.Steps {
 		instruction, err := task.StepInstruction(sc.Name)
 		if err != nil {
 			return nil, err
 		}
-		st := &stepRun{name: sc.Name, instruction: instruction, dir: filepath.Join(h.a.dir, StepsDir, sc.Name),
-			agentUser: firstNonEmpty(sc.Agent.User, task.Config.Agent.User), verifierUser: firstNonEmpty(sc.Verifier.User, task.Config.Verifier.User)}
+		dir := filepath.Join(a.dir, StepsDir, sc.Name)
+		st := &stepRun{name: sc.Name, instruction: instruction, dir: dir,
+			agentUser: firstNonEmpty(sc.Agent.User, task.Config.Agent.User), verifierUser: firstNonEmpty(sc.Verifier.User, task.Config.Verifier.User),
+			notePrefix: "step " + sc.Name + ": ", verifierImage: task.ID + "-verifier-" + sc.Name,
+			last: i == len(task.Config.Steps)-1, artifactsBefore: true}
 		st.agentTimeout, st.verifierTimeout = harbor.StepTimeouts(task.Config, sc, mult)
-		if dirExists(filepath.Join(task.StepDir(sc.Name), "solution")) {
-			st.solutionDir = filepath.Join(task.StepDir(sc.Name), "solution")
+		if d := filepath.Join(task.StepDir(sc.Name), "solution"); dirExists(d) {
+			st.solutionDir = d
+		}
+		if d := filepath.Join(task.StepDir(sc.Name), "workdir"); dirExists(d) {
+			st.setupDir = d
 		}
 		for _, d := range []string{task.Path(tasks.TestsDir), filepath.Join(task.StepDir(sc.Name), tasks.TestsDir)} {
 			if dirExists(d) {
@@ -58,106 +76,46 @@ func (h *harborTrial) planSteps() ([]*stepRun, error) {
 		if st.verifierEnv, err = harbor.TaskEnv(task, fmt.Sprintf("[[steps]] %s: [verifier].env", sc.Name), sc.Verifier.Env, hostenv.Lookup); err != nil {
 			return nil, err
 		}
+		if env, ok := task.StepSeparateVerifier(sc.Name); ok {
+			st.separate = &env
+		}
 		st.minRewards = sc.MinRewards()
-		st.healthcheck, st.artifacts, st.collect = sc.Healthcheck, sc.StepArtifacts(), sc.Verifier.Collect
+		st.healthcheck, st.collect = sc.Healthcheck, sc.Verifier.Collect
+		st.artifacts, st.artifactsDir = append(task.Artifacts(), sc.StepArtifacts()...), filepath.Join(dir, "artifacts")
 		out = append(out, st)
 	}
 	return out, nil
 }
 
-// runSteps runs a multi-step trial's steps, then its evidence and result.
-func (h *harborTrial) runSteps(ctx context.Context) error {
-	a, s, t := h.a, h.a.s, h.a.t
-	steps, err := h.planSteps()
+// singleStep is a single-step task's one run: the task's instruction,
+// timeouts, users, verifier and artifacts, its logs in the trial's dir.
+func (a *trialAttempt) singleStep() (*stepRun, error) {
+	task := a.t.Task
+	instruction, err := task.Instruction()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if t.Variant.Grading == suite.GradingSnapshot {
-		s.Report.Note(t, "a multi-step task is graded live: a snapshot grade removes the container its next step needs")
+	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, a.s.Multiplier)
+	st := &stepRun{instruction: instruction, dir: a.dir, agentTimeout: agentTimeout,
+		verifierTimeout: verifierTimeout, agentUser: task.Config.Agent.User, verifierUser: task.Config.Verifier.User,
+		verifierImage: task.ID + "-verifier", last: true, snapshot: a.t.Variant.Grading == suite.GradingSnapshot,
+		artifacts: task.Artifacts(), artifactsDir: harbor.ArtifactsDir(a.dir)}
+	if env, ok := task.SeparateVerifier(); ok {
+		st.separate = &env
 	}
-	h.firstStep = steps[0]
-	var (
-		last   agent.Result
-		lastG  grader.Grade
-		ev     *grader.Evidence
-		graded []grader.Reward
-	)
-	for _, st := range steps {
-		sr := results.StepResult{Name: st.name}
-		if err := os.MkdirAll(st.dir, 0o755); err != nil {
-			return err
-		}
-		ag, err := h.agent(ctx, st)
-		a.res.Phases[len(a.res.Phases)-1].Step = st.name
-		if err != nil || s.AgentOnly {
-			// A shell opens on the first step's environment.
-			return err
-		}
-		last = ag
-		if st.setupFailed == "" {
-			// Each step's agent is judged on what changed since it began:
-			// the verifiers before it are flightdeck's own.
-			if err := h.restartForInspect(ctx, ag); err != nil {
-				return err
-			}
-			h.inspectAgent(ctx, st.name)
-		}
-		sr.AgentExitCode, sr.AgentTimedOut = ag.ExitCode, ag.TimedOut
-		if st.setupFailed != "" {
-			// Harbor's step result without a verifier result: no reward,
-			// which is the trial's under "final".
-			lastG = grader.Grade{RewardErr: &grader.RewardError{Kind: grader.RewardMissing,
-				Detail: fmt.Sprintf("step %s was not graded: %s", st.name, st.setupFailed)}}
-			sr.Error = st.setupFailed
-			a.res.Steps = append(a.res.Steps, sr)
-			s.Report.Note(t, fmt.Sprintf("step %s: %s; no later step runs", st.name, st.setupFailed))
-			break
-		}
-		a.phase(PhaseEvidence, func() error {
-			ev = h.evidence(ctx, ag)
-			return nil
-		})
-		a.res.Phases[len(a.res.Phases)-1].Step = st.name
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var g grader.Grade
-		err = a.phase(PhaseGrade, func() error {
-			var err error
-			g, err = h.grade(ctx, st)
-			return err
-		})
-		a.res.Phases[len(a.res.Phases)-1].Step = st.name
-		if err != nil {
-			return err
-		}
-		lastG = g
-		sr.GradeTimedOut = g.TimedOut
-		if g.Reward != nil {
-			v := g.Reward.Value
-			sr.Reward, sr.Rewards = &v, g.Reward.Values
-			graded = append(graded, *g.Reward)
-		} else if g.RewardErr != nil {
-			sr.RewardError = results.RewardProblemOf(g.RewardErr)
-		}
-		s.Report.Note(t, fmt.Sprintf("step %s: reward %s", st.name, stepRewardText(sr.Reward)))
-		if why := belowMinReward(g.Reward, st.minRewards); why != "" {
-			sr.Error = why + "; no later step runs"
-			a.res.Steps = append(a.res.Steps, sr)
-			s.Report.Note(t, fmt.Sprintf("step %s: %s", st.name, sr.Error))
-			break
-		}
-		a.res.Steps = append(a.res.Steps, sr)
+	return st, nil
+}
+
+// stepResult is what a multi-step trial records of a graded step.
+func stepResult(st *stepRun, ag agent.Result, g grader.Grade) results.StepResult {
+	sr := results.StepResult{Name: st.name, AgentExitCode: ag.ExitCode, AgentTimedOut: ag.TimedOut, GradeTimedOut: g.TimedOut}
+	if g.Reward != nil {
+		v := g.Reward.Value
+		sr.Reward, sr.Rewards = &v, g.Reward.Values
+	} else if g.RewardErr != nil {
+		sr.RewardError = results.RewardProblemOf(g.RewardErr)
 	}
-	if ev == nil {
-		ev = &grader.Evidence{}
-	}
-	// The task's artifacts were taken with each step's, into its own dir.
-	final := stepsGrade(t.Task.Strategy(), graded, lastG)
-	return a.phase(PhaseResult, func() error {
-		a.finish(last, final, ev)
-		return nil
-	})
+	return sr
 }
 
 // belowMinReward says which gated key fell short, "" when none did (a key
@@ -257,10 +215,12 @@ func dirExists(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// stepWorkdir copies a step's workdir/ into the work dir and runs its
-// setup.sh as the step's agent user, before the step's agent: the
-// failure it returns ("" when none) ends the trial's steps.
-func (h *harborTrial) stepWorkdir(ctx context.Context, st *stepRun) (failed string, err error) {
+// prepare readies the container for a step's agent: the step's
+// workdir/ copied into the work dir and its setup.sh run as the step's
+// agent user, then its healthcheck polled. The failure it returns ("" when
+// none) ends the trial's steps. A single-step task has nothing to prepare:
+// its healthcheck is waited for as the container starts.
+func (h *harborTrial) prepare(ctx context.Context, st *stepRun) (failed string, err error) {
 	if failed, err = h.stepSetup(ctx, st); err != nil || failed != "" {
 		return failed, err
 	}
@@ -287,8 +247,8 @@ func (h *harborTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
 // stepSetup copies a step's workdir/ into the work dir and runs its
 // setup.sh, if it has one.
 func (h *harborTrial) stepSetup(ctx context.Context, st *stepRun) (failed string, err error) {
-	src := filepath.Join(h.a.t.Task.StepDir(st.name), "workdir")
-	if !dirExists(src) {
+	src := st.setupDir
+	if src == "" {
 		return "", nil
 	}
 	if err := h.a.s.Engine.CopyIn(ctx, h.container, src, h.workdir, sandbox.Owner{}); err != nil {

@@ -48,6 +48,9 @@ type trialAttempt struct {
 	// later (a container's removal) may run after the attempt returns,
 	// through Env.Later: nothing of the result depends on it.
 	cleanups []cleanupStep
+	// step is the step whose phases run (its name; "" for a single-step
+	// task): each phase records it.
+	step string
 	// ordered: the trial's network registered cleanups of its own (a
 	// service's log, a network that outlives the containers on it), whose
 	// order with the removals matters: all run in order, at once.
@@ -194,7 +197,7 @@ func (a *trialAttempt) taskError(err error) *results.Result {
 // phase runs one timed phase.
 func (a *trialAttempt) phase(name string, f func() error) error {
 	a.s.Report.Phase(a.t, name)
-	p := results.Phase{Name: name, Start: time.Now().UTC()}
+	p := results.Phase{Name: name, Step: a.step, Start: time.Now().UTC()}
 	err := f()
 	p.End = time.Now().UTC()
 	p.Seconds = results.RoundSeconds(p.End.Sub(p.Start))
@@ -210,7 +213,9 @@ func (a *trialAttempt) phase(name string, f func() error) error {
 // once it is done, and must be called before the result is written.
 func (a *trialAttempt) asyncPhase(name string, f func() error) (wait func() error) {
 	a.s.Report.Phase(a.t, name)
-	return a.backgroundPhase(name, f)
+	wait = a.backgroundPhase(name, f)
+	a.res.Phases[len(a.res.Phases)-1].Step = a.step
+	return wait
 }
 
 // backgroundPhase is asyncPhase started inside another phase, which the
@@ -245,16 +250,18 @@ func (a *trialAttempt) backgroundPhase(name string, f func() error) (wait func()
 // (native.go: the agent's container with the work dir mounted, then a
 // fresh grading container of the pristine image) or shared (shared.go:
 // Harbor's one container, which holds the agent and then the verifier).
-// A trial of either model runs through single (or, for a multi-step
-// task, the shared model's runSteps).
+// A trial of either model runs its steps through runSteps.
 type model interface {
-	// agentPhase runs one agent phase, starting what the agent needs (the
-	// task's services, its container) when it is not yet started.
+	// agentPhase runs one step's agent phase, starting what the agent
+	// needs (the task's services, its container) when it is not yet
+	// started and preparing what the step needs (the shared model: a
+	// step's workdir/, setup.sh and healthcheck; native: nothing). A
+	// preparation that fails is the step's setupFailed.
 	agentPhase(ctx context.Context, step *stepRun) (agent.Result, error)
 	// inspectPhase starts what reads the agent's doing beside the
 	// evidence (the shared model's tamper check); the returned wait
 	// ends it, before the grade.
-	inspectPhase(ctx context.Context, ag agent.Result) (wait func(), err error)
+	inspectPhase(ctx context.Context, step *stepRun, ag agent.Result) (wait func(), err error)
 	// evidence records what the agent changed in the work dir.
 	evidence(ctx context.Context, ag agent.Result) *grader.Evidence
 	// grade grades what the agent left.
@@ -271,45 +278,113 @@ func (a *trialAttempt) run(ctx context.Context) error {
 	a.imageUser = info.User
 	var m model
 	if a.t.Harbor() {
-		h, err := a.newShared(ctx, img, info, dir)
+		m, err = a.newShared(ctx, img, info, dir)
+	} else {
+		m, err = a.newNative(ctx, img, info, dir)
+	}
+	if err != nil {
+		return err
+	}
+	steps, err := a.planSteps()
+	if err != nil {
+		return err
+	}
+	return a.runSteps(ctx, m, steps)
+}
+
+// runSteps runs a trial's steps in its model, a single-step task's being
+// a list of one: per step the agent, then the evidence beside what
+// inspects the agent's doing, and the grade; then the trial's result. A
+// step whose setup failed, or whose rewards fall below its min_reward,
+// ends the steps. A multi-step trial records each step, and its reward is
+// the steps' by the task's multi_step_reward_strategy (stepsGrade).
+func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) error {
+	multi := len(a.t.Task.Config.Steps) > 0
+	var (
+		last   agent.Result
+		lastG  grader.Grade
+		ev     *grader.Evidence
+		graded []grader.Reward
+	)
+	for _, st := range steps {
+		if err := os.MkdirAll(st.dir, 0o755); err != nil {
+			return err
+		}
+		a.step = st.name
+		ag, err := m.agentPhase(ctx, st)
+		if err != nil || a.s.AgentOnly {
+			// A shell opens on the first step's environment.
+			return err
+		}
+		last = ag
+		if a.res.NeedsInput != nil {
+			return a.needsInput(ctx, func() *grader.Evidence { return m.evidence(ctx, ag) })
+		}
+		if st.setupFailed != "" {
+			// Harbor's step result without a verifier result: no reward,
+			// which is the trial's under "final".
+			lastG = grader.Grade{RewardErr: &grader.RewardError{Kind: grader.RewardMissing,
+				Detail: fmt.Sprintf("step %s was not graded: %s", st.name, st.setupFailed)}}
+			a.res.Steps = append(a.res.Steps, results.StepResult{Name: st.name, AgentExitCode: ag.ExitCode,
+				AgentTimedOut: ag.TimedOut, Error: st.setupFailed})
+			a.s.Report.Note(a.t, fmt.Sprintf("step %s: %s; no later step runs", st.name, st.setupFailed))
+			break
+		}
+		g, e, err := a.gradeStep(ctx, m, st, ag)
 		if err != nil {
 			return err
 		}
-		if len(a.t.Task.Config.Steps) > 0 {
-			return h.runSteps(ctx)
+		ev, lastG = e, g
+		if !multi {
+			break
 		}
-		m = h
-	} else if m, err = a.newNative(ctx, img, info, dir); err != nil {
-		return err
+		sr := stepResult(st, ag, g)
+		if g.Reward != nil {
+			graded = append(graded, *g.Reward)
+		}
+		a.s.Report.Note(a.t, fmt.Sprintf("step %s: reward %s", st.name, stepRewardText(sr.Reward)))
+		why := belowMinReward(g.Reward, st.minRewards)
+		if why != "" {
+			sr.Error = why + "; no later step runs"
+			a.s.Report.Note(a.t, fmt.Sprintf("step %s: %s", st.name, sr.Error))
+		}
+		a.res.Steps = append(a.res.Steps, sr)
+		if why != "" {
+			break
+		}
 	}
-	step, err := a.singleStep()
-	if err != nil {
-		return err
+	a.step = ""
+	final := lastG
+	if multi {
+		// The task's artifacts were taken with each step's, into its own dir.
+		final = stepsGrade(a.t.Task.Strategy(), graded, lastG)
 	}
-	return a.single(ctx, m, step)
+	return a.phase(PhaseResult, func() error {
+		a.finish(last, final, ev)
+		return nil
+	})
 }
 
-// single runs a single-step trial in its model: the agent, then the
-// evidence beside what inspects the agent's doing, the grade and the
-// result.
-func (a *trialAttempt) single(ctx context.Context, m model, step *stepRun) error {
-	ag, err := m.agentPhase(ctx, step)
-	if err != nil || a.s.AgentOnly {
-		return err
-	}
-	if a.res.NeedsInput != nil {
-		return a.needsInput(ctx, func() *grader.Evidence { return m.evidence(ctx, ag) })
-	}
-	inspected, err := m.inspectPhase(ctx, ag)
+// gradeStep takes a step's evidence beside what inspects the agent's
+// doing, then grades it.
+func (a *trialAttempt) gradeStep(ctx context.Context, m model, st *stepRun, ag agent.Result) (grader.Grade, *grader.Evidence, error) {
+	inspected, err := m.inspectPhase(ctx, st, ag)
 	if err != nil {
-		return err
+		return grader.Grade{}, nil, err
 	}
-	return a.conclude(ctx, ag,
-		func() *grader.Evidence { return m.evidence(ctx, ag) },
-		func() (grader.Grade, error) {
-			inspected()
-			return m.grade(ctx, step)
-		})
+	ev, err := a.evidencePhase(ctx, func() *grader.Evidence { return m.evidence(ctx, ag) })
+	if err != nil {
+		inspected()
+		return grader.Grade{}, nil, err
+	}
+	var g grader.Grade
+	err = a.phase(PhaseGrade, func() error {
+		inspected()
+		var err error
+		g, err = m.grade(ctx, st)
+		return err
+	})
+	return g, ev, err
 }
 
 // needsInput ends a trial whose agent asked what the task does not
@@ -319,6 +394,7 @@ func (a *trialAttempt) needsInput(ctx context.Context, evidence func() *grader.E
 	if err != nil {
 		return err
 	}
+	a.step = ""
 	return a.phase(PhaseResult, func() error {
 		r, n := a.res, a.res.NeedsInput
 		r.Outcome, r.OutcomeClass = grader.OutcomeNeedsInput, grader.SpecNeedsInput
@@ -329,19 +405,6 @@ func (a *trialAttempt) needsInput(ctx context.Context, evidence func() *grader.E
 		r.Finished = time.Now().UTC()
 		return nil
 	})
-}
-
-// singleStep is a single-step task's one run: the task's instruction,
-// timeouts and users.
-func (a *trialAttempt) singleStep() (*stepRun, error) {
-	task := a.t.Task
-	instruction, err := task.Instruction()
-	if err != nil {
-		return nil, err
-	}
-	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, a.s.Multiplier)
-	return &stepRun{instruction: instruction, dir: a.dir, agentTimeout: agentTimeout,
-		verifierTimeout: verifierTimeout, agentUser: task.Config.Agent.User, verifierUser: task.Config.Verifier.User}, nil
 }
 
 // imagePhase gets the task's image (built, cached or mapped) and inspects
@@ -382,27 +445,6 @@ func (a *trialAttempt) evidencePhase(ctx context.Context, evidence func() *grade
 		return nil
 	})
 	return ev, ctx.Err()
-}
-
-// conclude runs a trial's last phases, the same in both container models:
-// the evidence (never an error), the grade, and the result.
-func (a *trialAttempt) conclude(ctx context.Context, ag agent.Result, evidence func() *grader.Evidence, grade func() (grader.Grade, error)) error {
-	ev, err := a.evidencePhase(ctx, evidence)
-	if err != nil {
-		return err
-	}
-	var g grader.Grade
-	if err := a.phase(PhaseGrade, func() error {
-		var err error
-		g, err = grade()
-		return err
-	}); err != nil {
-		return err
-	}
-	return a.phase(PhaseResult, func() error {
-		a.finish(ag, g, ev)
-		return nil
-	})
 }
 
 // recordMemory records, for a variant that asks (task verify's oracle),
