@@ -1,16 +1,12 @@
 package harbor
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostenv"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
@@ -23,13 +19,6 @@ import (
 //   - /logs/agent is bind-mounted from the trial dir (TrialDir/logs/agent);
 //     the oracle's solve.sh output goes to /logs/agent/oracle.txt, and a
 //     non-zero exit to /logs/agent/exit-code.txt.
-//   - Under grading: snapshot, after the agent phase the agent's container
-//     is stopped and committed to a snapshot image, and the verifier runs
-//     in a fresh container from that snapshot (grader.Run with Image = the
-//     snapshot, the image's entrypoint kept) with a new, empty
-//     /logs/verifier and a /tests holding exactly the task's tests/: the
-//     files the agent left, no agent process, no planted reward. The
-//     snapshot is removed after the grade.
 //   - Env, network and timeouts follow Harbor (harborenv.go).
 
 // Harbor's logs dirs in the task's container: the agent's and the
@@ -72,55 +61,6 @@ func AgentMounts(trialDir string) ([]sandbox.Mount, error) {
 		mounts = append(mounts, sandbox.Mount{HostPath: m.host, ContainerPath: m.container})
 	}
 	return mounts, nil
-}
-
-// SnapshotGrade stops and snapshots the agent's container, removes it, and
-// grades from the snapshot with the verifier's env and network. With no
-// agent container (nop), the task image itself is what the agent left.
-func SnapshotGrade(ctx context.Context, eng sandbox.Engine, agent string, req grader.Request, keep bool) (g grader.Grade, warnings []string, err error) {
-	env, err := VerifierEnv(req.Task, hostenv.Lookup)
-	if err != nil {
-		return grader.Grade{}, nil, err
-	}
-	network, err := NetworkFor(req.Task.Config, NetVerifier)
-	if err != nil {
-		return grader.Grade{}, nil, fmt.Errorf("%s: %w", req.Task.Path(tasks.TaskFile), err)
-	}
-	if agent != "" {
-		if err := eng.Stop(ctx, agent); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
-			return grader.Grade{}, nil, fmt.Errorf("stop the agent's container: %w", err)
-		}
-		snap, cerr := eng.Commit(ctx, agent, map[string]string{
-			sandbox.LabelManaged: "true", sandbox.LabelRun: req.RunID, sandbox.LabelTrial: req.TrialID,
-			sandbox.LabelKind: "snapshot",
-		})
-		if cerr != nil {
-			return grader.Grade{}, nil, fmt.Errorf("snapshot the agent's container: %w", cerr)
-		}
-		if !keep {
-			defer func() {
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-				defer cancel()
-				if err := eng.RemoveImage(rctx, snap); err != nil {
-					warnings = append(warnings, fmt.Sprintf("remove snapshot %s: %v", snap, err))
-				}
-			}()
-			if err := eng.Remove(ctx, agent); err != nil {
-				warnings = append(warnings, fmt.Sprintf("remove the agent's container: %v", err))
-			}
-		}
-		req.Image = snap
-	}
-	req.Harbor = true
-	req.KeepEntrypoint = true
-	req.Network = network
-	// The snapshot holds no mount: the artifacts the agent left are
-	// mounted again where it left them.
-	req.Mounts = append(req.Mounts, sandbox.Mount{HostPath: ArtifactsDir(req.TrialDir), ContainerPath: ArtifactLogs})
-	req.Env = append(req.Env, env...)
-	g, err = grader.Run(ctx, eng, req)
-	warnings = append(warnings, g.Warnings...)
-	return g, warnings, err
 }
 
 // TaskEnv resolves one of a task's env tables ("[environment].env",

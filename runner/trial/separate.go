@@ -45,9 +45,13 @@ func (h *harborTrial) containerOf(service string) string {
 }
 
 // separateGrade grades a trial (or a step) in a separate verifier's container.
-func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, env tasks.EnvConfig, req grader.Request) (grader.Grade, error) {
+func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
-	h.a.res.GradePhase.Mode = "separate"
+	env := *step.separate
+	var err error
+	if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
+		return grader.Grade{}, err
+	}
 	entries, err := h.collectEvidence(ctx, step, step.artifacts, step.last)
 	if err != nil {
 		return grader.Grade{}, err

@@ -264,10 +264,8 @@ type stepRun struct {
 	// last: the trial's last use of its container (a separate verifier
 	// stops it).
 	last bool
-	// snapshot grades from a snapshot of the stopped container (grading:
-	// snapshot; never a multi-step task's: its next step needs the
-	// container).
-	snapshot bool
+	// grading is how the step is graded (chooseGrading).
+	grading string
 	// artifacts are collected into artifactsDir: before a separate
 	// verifier, before a live one when artifactsBefore (a step's), else
 	// after it (a task's, as Harbor collects them).
@@ -420,21 +418,16 @@ func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evi
 	return h.a.workdirEvidence(ctx, wd, ag, nil)
 }
 
-// grade grades in the trial's container, live (or from a snapshot of it,
-// for grading: snapshot).
+// grade grades a step as chooseGrading decided: live in the trial's
+// container, from a snapshot of it, or in a separate verifier's.
 func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
-	s, t := h.a.s, h.a.t
 	if h.seedErr != nil {
 		return grader.Grade{}, fmt.Errorf("copy the image's work dir for the evidence: %w", h.seedErr)
 	}
 	req := h.a.gradeRequest(h.img.Ref, h.workdir, step)
 	req.TestsDirs, req.Service = step.testsDirs, h.net.SnapshotService()
-	var err error
-	if step.separate != nil {
-		if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
-			return grader.Grade{}, err
-		}
-		return h.separateGrade(ctx, step, *step.separate, req)
+	if step.grading == GradeSeparate {
+		return h.separateGrade(ctx, step, req)
 	}
 	// The collect commands run before the verifier; a step's artifacts
 	// are taken then too, the task's after it (collectArtifacts).
@@ -445,20 +438,16 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	if _, err := h.collectEvidence(ctx, step, as, false); err != nil {
 		return grader.Grade{}, err
 	}
-	if step.snapshot {
-		if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
-			return grader.Grade{}, err
-		}
-		h.a.res.GradePhase.Mode = suite.GradingSnapshot
-		// The snapshot grade removes the container: collect first.
-		h.collectArtifacts(ctx)
-		g, warnings, err := harbor.SnapshotGrade(ctx, s.Engine, h.container, req, s.Keep)
-		for _, w := range warnings {
-			s.Report.Note(t, w)
-		}
-		return g, err
+	if step.grading == GradeSnapshot {
+		return h.snapshotGrade(ctx, req)
 	}
-	h.a.res.GradePhase.Mode = "live"
+	return h.liveGrade(ctx, step, req)
+}
+
+// liveGrade runs the verifier in the trial's container, as the agent left
+// it, with what the agent left running kept apart (leftovers.go).
+func (h *harborTrial) liveGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
+	s, t := h.a.s, h.a.t
 	env, err := harbor.VerifierEnv(t.Task, hostenv.Lookup)
 	if err != nil {
 		return grader.Grade{}, err

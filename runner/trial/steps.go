@@ -82,6 +82,7 @@ func (a *trialAttempt) planSteps() ([]*stepRun, error) {
 		st.minRewards = sc.MinRewards()
 		st.healthcheck, st.collect = sc.Healthcheck, sc.Verifier.Collect
 		st.artifacts, st.artifactsDir = append(task.Artifacts(), sc.StepArtifacts()...), filepath.Join(dir, "artifacts")
+		st.grading = chooseGrading(a.t, st)
 		out = append(out, st)
 	}
 	return out, nil
@@ -98,11 +99,12 @@ func (a *trialAttempt) singleStep() (*stepRun, error) {
 	agentTimeout, verifierTimeout, _ := harbor.Timeouts(task.Config, a.s.Multiplier)
 	st := &stepRun{instruction: instruction, dir: a.dir, agentTimeout: agentTimeout,
 		verifierTimeout: verifierTimeout, agentUser: task.Config.Agent.User, verifierUser: task.Config.Verifier.User,
-		verifierImage: task.ID + "-verifier", last: true, snapshot: a.t.Variant.Grading == suite.GradingSnapshot,
+		verifierImage: task.ID + "-verifier", last: true,
 		artifacts: task.Artifacts(), artifactsDir: harbor.ArtifactsDir(a.dir)}
 	if env, ok := task.SeparateVerifier(); ok {
 		st.separate = &env
 	}
+	st.grading = chooseGrading(a.t, st)
 	return st, nil
 }
 

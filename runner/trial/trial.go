@@ -378,6 +378,7 @@ func (a *trialAttempt) gradeStep(ctx context.Context, m model, st *stepRun, ag a
 		return grader.Grade{}, nil, err
 	}
 	var g grader.Grade
+	a.res.GradePhase.Mode = st.grading
 	err = a.phase(PhaseGrade, func() error {
 		inspected()
 		var err error
