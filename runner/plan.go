@@ -12,6 +12,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostpath"
 	"github.com/flightdeck/flightdeck/runner/agent"
+	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
@@ -241,6 +242,12 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			if !variantApplies(t, v) {
 				continue
 			}
+			if v.Agent == suite.AgentOracle && !hasOracle(t) {
+				// Nothing to replay: run as an empty attempt, the oracle
+				// would fail as if its solution were wrong.
+				out = append(out, noOracleTrials(cfg, t, v)...)
+				continue
+			}
 			env, keyed := v.Env, v.Env
 			if e, ok := envs[v.Name]; ok {
 				// The agent gets the secrets; the key, their keyed hashes.
@@ -310,6 +317,21 @@ func variantApplies(t *tasks.Task, v suite.Variant) bool {
 		}
 	}
 	return true
+}
+
+// noOracleTrials are an oracle variant's trials of a task without a
+// solution: refused, with the reason.
+func noOracleTrials(cfg suite.Config, t *tasks.Task, v suite.Variant) []*suite.Trial {
+	r := suite.Refusal{File: t.Path("solution"), Rule: audit.NoOracleText}
+	attempts := cfg.Attempts
+	if v.Attempts > 0 {
+		attempts = v.Attempts
+	}
+	var out []*suite.Trial
+	for a := 1; a <= attempts; a++ {
+		out = append(out, &suite.Trial{ID: suite.TrialID(t.ID, v.Name, a), Task: t, Variant: v, Attempt: a, Refusal: &r})
+	}
+	return out
 }
 
 // hasOracle reports whether the task has a solution the oracle can replay:

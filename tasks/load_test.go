@@ -371,6 +371,13 @@ func TestHasSolution(t *testing.T) {
 		writeTree(t, dir, map[string]string{tt.file: "x"})
 		assert.Equal(t, tt.want, (&Task{Dir: dir}).HasSolution(), tt.file)
 	}
+	// A multi-step task's oracle may live only in its steps.
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"steps/one/solution/solve.sh": "x"})
+	steps := &Task{Dir: dir, Config: Config{Steps: []StepConfig{{Name: "one"}}}}
+	assert.True(t, steps.HasSolution())
+	steps.Config.Steps[0].Name = "two"
+	assert.False(t, steps.HasSolution())
 }
 
 func TestLoadErrorFormat(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -43,10 +44,20 @@ func (t *Task) NanoCPUs() int64 {
 }
 
 // HasSolution reports whether the task has an oracle: solution/solve.sh
-// (Harbor's) or solution/deterministic.json (the deterministic agent's script).
+// (Harbor's) or solution/deterministic.json (the deterministic agent's
+// script), or, in a multi-step task, a step's solution/solve.sh.
 func (t *Task) HasSolution() bool {
+	regular := func(p string) bool {
+		info, err := os.Lstat(p)
+		return err == nil && info.Mode().IsRegular()
+	}
 	for _, name := range []string{"solve.sh", "deterministic.json"} {
-		if info, err := os.Lstat(t.Path(SolutionDir, name)); err == nil && info.Mode().IsRegular() {
+		if regular(t.Path(SolutionDir, name)) {
+			return true
+		}
+	}
+	for _, s := range t.Config.Steps {
+		if regular(filepath.Join(t.StepDir(s.Name), SolutionDir, "solve.sh")) {
 			return true
 		}
 	}
