@@ -272,7 +272,7 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 
 func runReport(_ context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "report", "report RUN_ID [RUN_B] [flags]",
-		"flightdeck report 20250130-101500-a1b2c3 --json\n  flightdeck report 20250130-101500-a1b2c3 --html --open\n  flightdeck report RUN_A RUN_B --html   # the tasks whose outcome differs")
+		"flightdeck report 20250130-101500-a1b2c3 --json\n  flightdeck report 20250130-101500-a1b2c3 --html --open\n  flightdeck report RUN_A RUN_B          # the trials whose outcome differs, and the counts\n  flightdeck report RUN_A RUN_B --html   # the same as a page")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	asHTML := fs.Bool("html", false, "write the run's report.html (one self-contained page) and print its path")
 	openIt := fs.Bool("open", false, "with --html, open the page in the desktop's browser")
@@ -280,8 +280,12 @@ func runReport(_ context.Context, env *cliEnv, args []string) int {
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 || fs.NArg() == 2 && !*asHTML {
-		fmt.Fprintln(env.stderr, "flightdeck report: name one run id (two, with --html, to compare them)")
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fmt.Fprintln(env.stderr, "flightdeck report: name one run id, or two to compare them")
+		return exitUsage
+	}
+	if fs.NArg() == 2 && *asJSON {
+		fmt.Fprintln(env.stderr, "flightdeck report: --json reports one run: name one run id")
 		return exitUsage
 	}
 	dir, err := findRun(env, "report", *resultsPath, fs.Arg(0))
@@ -296,6 +300,20 @@ func runReport(_ context.Context, env *cliEnv, args []string) int {
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
 		return exitUsage
+	}
+	if fs.NArg() == 2 {
+		other, err := findRun(env, "report", *resultsPath, fs.Arg(1))
+		if err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
+			return exitUsage
+		}
+		after, err := results.LoadReport(other)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
+			return exitUsage
+		}
+		results.WriteComparison(env.stdout, rep, after)
+		return exitOK
 	}
 	if *asJSON {
 		results.WriteJSON(env.stdout, rep)

@@ -6,14 +6,51 @@ import (
 	"strings"
 )
 
-// OneLine shortens s to one line of at most n bytes, its runs of white
-// space made single spaces.
+// OneLine shortens s to one line of about n bytes, its runs of white
+// space made single spaces. It cuts the message, never a path: a path the
+// cut would split is kept whole, and the last paths after the cut (where a
+// message names its log) follow the "…", so that whoever reads the line
+// can still open the file it names.
 func OneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n-1] + "…"
+	if len(s) <= n {
+		return s
 	}
-	return s
+	words := strings.Split(s, " ")
+	var kept, after []string
+	size := 0
+	for i, w := range words {
+		if size+len(w) <= n-1 || size < n-1 && isPath(w) {
+			kept = append(kept, w)
+			size += len(w) + 1
+			continue
+		}
+		if len(kept) == 0 {
+			// One long word: its start.
+			kept = append(kept, w[:n-1])
+		}
+		for _, rest := range words[i:] {
+			if isPath(rest) {
+				after = append(after, strings.TrimRight(rest, ".,;:)"))
+			}
+		}
+		break
+	}
+	if len(after) > 2 {
+		after = after[len(after)-2:]
+	}
+	out := strings.Join(kept, " ") + "…"
+	if len(after) > 0 {
+		out += " " + strings.Join(after, " ")
+	}
+	return out
+}
+
+// isPath reports whether a word of a message names a file: a path with a
+// directory in it (not a URL).
+func isPath(w string) bool {
+	w = strings.Trim(w, "\"'`()[],;:")
+	return strings.Contains(w, "/") && !strings.Contains(w, "://") && len(w) > 2 && !strings.HasPrefix(w, "//")
 }
 
 // Bytes writes a size in binary units, one decimal: 512B, 1.5KiB, 2.0GiB.

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
@@ -20,14 +21,18 @@ import (
 // and spec verdicts, and per variant the rates with infrastructure errors
 // left out.
 type Report struct {
-	RunID    string              `json:"run_id"`
-	Suite    string              `json:"suite"`
-	Dir      string              `json:"dir"`
-	Status   string              `json:"status"`
-	Trials   []ReportTrial       `json:"trials"`
-	Variants []VariantStats      `json:"variants"`
-	Refused  []suite.RefusedTask `json:"refused,omitempty"` // tasks that cannot run here, and why
-	Missing  []string            `json:"missing,omitempty"` // trials whose result is absent or unreadable
+	RunID  string `json:"run_id"`
+	Suite  string `json:"suite"`
+	Dir    string `json:"dir"`
+	Status string `json:"status"`
+	// ExitCode is the code the run exited with (run.json's exit_code),
+	// Expectations the trials whose variant's expectation failed.
+	ExitCode     int                 `json:"exit_code"`
+	Expectations []string            `json:"expectations_failed,omitempty"`
+	Trials       []ReportTrial       `json:"trials"`
+	Variants     []VariantStats      `json:"variants"`
+	Refused      []suite.RefusedTask `json:"refused,omitempty"` // tasks that cannot run here, and why
+	Missing      []string            `json:"missing,omitempty"` // trials whose result is absent or unreadable
 	// Unreadable says, for each trial whose result.json exists but cannot
 	// be read (truncated, corrupt, incomplete), why. `run --resume` reruns them.
 	Unreadable map[string]string `json:"unreadable,omitempty"`
@@ -94,7 +99,8 @@ func LoadReport(dir string) (*Report, error) {
 		return nil, err
 	}
 	results, missing, unreadable := readResults(dir, rec)
-	rep := &Report{RunID: rec.RunID, Suite: rec.Suite, Dir: dir, Status: rec.Status, Missing: missing, Unreadable: unreadable}
+	rep := &Report{RunID: rec.RunID, Suite: rec.Suite, Dir: dir, Status: rec.Status, Missing: missing, Unreadable: unreadable,
+		ExitCode: rec.ExitCode, Expectations: rec.Expectations}
 	for _, r := range results {
 		rep.Trials = append(rep.Trials, ReportTrial{TrialLine: lineOf(r), Refusal: r.Refusal, Specs: r.Specs})
 	}
@@ -173,7 +179,11 @@ func WriteReport(w io.Writer, rep *Report) {
 	tw.Flush()
 	writeClassLegend(w, rep)
 	writeKeyMeans(w, rep.Variants)
+	writeReasons(w, rep.Trials)
 	writeRefused(w, rep.Refused)
+	if len(rep.Expectations) > 0 {
+		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rep.Expectations, ", "))
+	}
 	if len(rep.Missing) > 0 {
 		fmt.Fprintf(w, "\nno result: %s\n", strings.Join(rep.Missing, ", "))
 	}
@@ -182,8 +192,24 @@ func WriteReport(w io.Writer, rep *Report) {
 			fmt.Fprintf(w, "unreadable result of %s: %s\n", n, why)
 		}
 	}
-	if len(rep.Unreadable) > 0 {
+	if len(rep.Unreadable) > 0 || len(rep.Missing) > 0 && rep.Status == StatusInterrupted {
 		fmt.Fprintf(w, "run again with: flightdeck run --resume %s\n", rep.RunID)
+	}
+	fmt.Fprintf(w, "\nexit code %d: %s\n", rep.ExitCode, ExitMeaning(rep.ExitCode))
+}
+
+// writeReasons says why each trial that did not pass ended as it did
+// (a refused trial's reason is in the refused list).
+func writeReasons(w io.Writer, trials []ReportTrial) {
+	var lines []string
+	for _, t := range trials {
+		if t.Outcome == grader.OutcomePassed || t.Outcome == grader.OutcomeRefused || t.Error == "" {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("  %s  %s: %s", t.Trial, t.Outcome, text.OneLine(t.Error, 300)))
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\nwhy:\n%s\n", strings.Join(lines, "\n"))
 	}
 }
 

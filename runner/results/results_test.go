@@ -501,3 +501,39 @@ func roundTrip(t *testing.T, v any, path string, read func(string) (any, error))
 		t.Fatalf("read back differently:\n%s\n%s", want, got)
 	}
 }
+
+// The words of `flightdeck report RUN`: every trial's reason, the failed
+// expectations and the run's exit code with what it means.
+func TestReportGolden(t *testing.T) {
+	rep := goldenReport(goldenResults())
+	var buf bytes.Buffer
+	WriteReport(&buf, rep)
+	golden(t, "report.golden.txt", buf.String())
+}
+
+// The words of `flightdeck report A B`: the trials that differ, before and
+// after, and each variant's counts in both.
+func TestComparisonGolden(t *testing.T) {
+	a := goldenReport(goldenResults())
+	later := goldenResults()
+	one := 1.0
+	later[1].Outcome, later[1].OutcomeClass, later[1].Reward = grader.OutcomePassed, grader.SpecPassed, &one
+	b := goldenReport(later[:len(later)-1])
+	b.RunID, b.ExitCode, b.Expectations = "run-b", ExitTask, nil
+	var buf bytes.Buffer
+	WriteComparison(&buf, a, b)
+	golden(t, "compare.golden.txt", buf.String())
+	assert.Contains(t, buf.String(), "(1 up, 0 down)")
+}
+
+func goldenReport(results []*Result) *Report {
+	variants := []suite.Variant{{Name: "base", Agent: suite.AgentNop}, {Name: "treat", Agent: suite.AgentNop}}
+	rep := &Report{RunID: "run", Suite: "sample", Dir: "/results/run", Status: StatusFinished, ExitCode: ExitExpectation,
+		Expectations: []string{results[1].Trial}}
+	for _, r := range results {
+		rep.Trials = append(rep.Trials, ReportTrial{TrialLine: lineOf(r), Refusal: r.Refusal, Specs: r.Specs})
+	}
+	rep.Variants = computeStats(variants, 2, results)
+	rep.Refused = refusedTasks(results)
+	return rep
+}

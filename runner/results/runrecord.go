@@ -156,6 +156,26 @@ const (
 	ExitInterrupted = 130
 )
 
+// ExitMeaning says what a run's exit code means, as the table in
+// docs/running.md does.
+func ExitMeaning(code int) string {
+	switch code {
+	case ExitOK:
+		return "every trial graded, every expectation held"
+	case ExitExpectation:
+		return "a trial's outcome was not what its variant expects"
+	case ExitUsage:
+		return "a usage error: nothing ran"
+	case ExitInfra:
+		return "an infrastructure error left after retries, or trials without a result"
+	case ExitTask:
+		return "a task's own defect (task_error) or a refused task"
+	case ExitInterrupted:
+		return "interrupted"
+	}
+	return "unknown"
+}
+
 // ExitCode is a run's exit code from what went wrong in it.
 func ExitCode(expectationFailed, taskDefect, infra bool) int {
 	switch {
