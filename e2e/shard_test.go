@@ -137,7 +137,7 @@ func TestShardAndMerge(t *testing.T) {
 	partial := flightdeck(t, dir, nil, "merge", "--allow-missing", "--results", filepath.Join(dir, "partial"), shardDirs[0], shardDirs[2])
 	assert.NotEqual(t, 0, partial.code, "an incomplete run does not pass")
 	assert.Contains(t, partial.stderr, "incomplete: shard 2 of 3 is missing")
-	assert.Contains(t, partial.stdout, "trials have no result: shard 2 of 3 is missing; merge again with its run dir")
+	assert.Contains(t, partial.stdout, "without a result: shard 2 of 3 is missing; merge again with its run dir")
 	assert.NotContains(t, partial.stdout, "(interrupted)", "nothing was interrupted")
 
 	// A shard given twice, or a run that is not a shard, is refused.

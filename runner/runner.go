@@ -16,6 +16,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/hostgit"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/images"
@@ -184,9 +185,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	case r.AgentOnly:
 		// A shell's run (a temp dir) is not the person's business.
 	case len(refused) > 0:
-		s.progress.line(fmt.Sprintf("run %s: %d trials, %d of them refused (tasks that cannot run here) → %s", s.runID, len(trials), len(refused), s.dir))
+		s.progress.line(fmt.Sprintf("run %s: %s, %d of them refused (tasks that cannot run here) → %s", s.runID, text.Count(len(trials), "trial"), len(refused), s.dir))
 	default:
-		s.progress.line(fmt.Sprintf("run %s: %d trials → %s", s.runID, len(trials), s.dir))
+		s.progress.line(fmt.Sprintf("run %s: %s → %s", s.runID, text.Count(len(trials), "trial"), s.dir))
 	}
 	s.refuse(refused)
 	todo = append(todo, s.settle(fates)...)

@@ -260,8 +260,6 @@ func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 	return r, c.Close
 }
 
-// buildAll builds every task image of req, printing a line per task to
-// out; ok is false when one failed or was refused.
 // buildAll builds every task image of req and prints a line for each; code
 // is the exit code: 0 when all were built or found, 4 when a task was
 // refused or its image did not build (the task's own defect), 3 when the
@@ -305,6 +303,9 @@ func buildAll(ctx context.Context, env *cliEnv, out io.Writer, req runner.Reques
 	summary := fmt.Sprintf("build: %d built, %d cached, %d failed", built, cached, failed)
 	if ctx.Err() != nil {
 		summary = fmt.Sprintf("build: interrupted: %d built, %d cached, %d failed, %d not built", built, cached, failed, interrupted)
+	}
+	if n := len(req.Refused); n > 0 {
+		summary += fmt.Sprintf(", %d refused (fix the task: see its line)", n)
 	}
 	fmt.Fprintf(out, "%s in %.1fs\n", summary, time.Since(start).Seconds())
 	switch {

@@ -2,19 +2,20 @@
 package main
 
 import (
-	"errors"
-	"log/slog"
-
-	"github.com/flightdeck/flightdeck/runner/results"
-	"github.com/sirupsen/logrus"
-
-	"github.com/spf13/pflag"
-
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"github.com/spf13/pflag"
+
+	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/results"
 )
 
 // Exit codes shared by every command (docs/running.md has the table; a
@@ -205,8 +206,22 @@ func parseFlags(fs *pflag.FlagSet, env *cliEnv, args []string) (code int, done b
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK, true
 		}
-		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
+		fmt.Fprintf(env.stderr, "flightdeck %s: %s\n", fs.Name(), flagErrorText(fs, err))
 		return exitUsage, true
 	}
 	return exitOK, false
+}
+
+// flagErrorText is a flag error with the nearest flag the command has, when
+// the one given looks misspelt, and where the command's flags are listed.
+func flagErrorText(fs *pflag.FlagSet, err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		var names []string
+		fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		if near := text.Nearest(name, names); near != "" {
+			msg += "; did you mean --" + near + "?"
+		}
+	}
+	return fmt.Sprintf("%s (flightdeck %s --help lists its flags)", msg, fs.Name())
 }

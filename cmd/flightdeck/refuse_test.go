@@ -70,6 +70,9 @@ func TestEveryCommandRefusesCheckErrors(t *testing.T) {
 					assert.Contains(t, out, k.rule)
 					assert.NotContains(t, out, "no Docker engine answers", "refused before the engine is asked")
 					assert.NotRegexp(t, `(?m)^(passed|failed|ok) `, out, "nothing is graded")
+					if args[0] == "build" {
+						assert.Contains(t, out, "0 failed, 1 refused", "the count says what the lines say")
+					}
 				})
 			}
 			assert.NoDirExists(t, filepath.Join(cwd, "results", ".work"))

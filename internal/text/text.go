@@ -86,3 +86,12 @@ func LastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Count writes n and the noun, in the plural unless n is 1: "1 trial",
+// "3 trials".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -116,7 +116,7 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 		why = append(why, "the engine's CPUs and memory unknown")
 	}
 	if jobs == trials && trials > 0 {
-		why = append(why, fmt.Sprintf("%d trials", trials))
+		why = append(why, text.Count(trials, "trial"))
 	}
 	d.Jobs = max(1, jobs)
 	d.Why = fmt.Sprintf("jobs: %d (auto: %s)", d.Jobs, strings.Join(why, "; "))

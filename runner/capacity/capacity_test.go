@@ -26,7 +26,7 @@ func TestDecide(t *testing.T) {
 		{name: "memory bound", host: Host{CPUs: 16, Memory: 24 * gib, FreeDisk: -1}, tasks: []Task{{ID: "a", Memory: 8 * gib}, {ID: "b"}}, trials: 10, jobs: 2,
 			why: "jobs: 2 (auto: 16 CPUs at 1 per trial; 24.0GiB of memory at 8.0GiB per trial fits 2)"},
 		{name: "cpus per trial", host: Host{CPUs: 8, Memory: 64 * gib, FreeDisk: -1}, tasks: []Task{{ID: "a", CPUs: 4}}, trials: 10, jobs: 2},
-		{name: "fewer trials", host: host, tasks: []Task{{ID: "a"}}, trials: 1, jobs: 1, why: "jobs: 1 (auto: 2 CPUs at 1 per trial; 24.0GiB of memory at 2.0GiB per trial fits 9; 1 trials)"},
+		{name: "fewer trials", host: host, tasks: []Task{{ID: "a"}}, trials: 1, jobs: 1, why: "jobs: 1 (auto: 2 CPUs at 1 per trial; 24.0GiB of memory at 2.0GiB per trial fits 9; 1 trial)"},
 		{name: "unknown engine", host: Host{FreeDisk: -1}, tasks: []Task{{ID: "a"}}, trials: 4, jobs: 1},
 		{name: "requested kept, warned", host: host, tasks: []Task{{ID: "a", Memory: 12 * gib}}, requested: 4, trials: 10, jobs: 4,
 			why: "jobs: 4", warn: "memory: 4 trials at once of up to 12.0GiB each exceed the engine's 24.0GiB"},

@@ -69,11 +69,11 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	case len(rec.MissingShards) > 0:
 		// A merge of some shards: nothing was interrupted, a shard's
 		// run is not there.
-		fmt.Fprintf(w, "\n%d trials have no result: %s; merge again with its run dir, or run it (--shard K/N) first\n",
-			len(rec.NotRun), MissingShardsText(rec))
+		fmt.Fprintf(w, "\n%s without a result: %s; merge again with its run dir, or run it (--shard K/N) first\n",
+			text.Count(len(rec.NotRun), "trial"), MissingShardsText(rec))
 	case len(rec.NotRun) > 0:
 		cwd, _ := os.Getwd()
-		fmt.Fprintf(w, "\n%d trials have no result (interrupted); finish them with: %s\n", len(rec.NotRun), ResumeCommand(rec, cwd))
+		fmt.Fprintf(w, "\n%s without a result (interrupted); finish with: %s\n", text.Count(len(rec.NotRun), "trial"), ResumeCommand(rec, cwd))
 	}
 	fmt.Fprintf(w, "\nresults: %s\n", rec.Dir)
 	if _, err := os.Stat(filepath.Join(rec.Dir, ReportPage)); err == nil {
