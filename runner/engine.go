@@ -59,6 +59,11 @@ func (e *Engine) PruneImages(ctx context.Context, indexDir string, p imagecache.
 	return PruneImages(ctx, e.d, indexDir, p, now)
 }
 
+// PlanPrune is what PruneImages would evict, removing nothing.
+func (e *Engine) PlanPrune(ctx context.Context, indexDir string, p imagecache.Policy, now time.Time) (results.ImageBudget, error) {
+	return PlanPrune(ctx, e.d, indexDir, p, now)
+}
+
 // SaveBundle writes the images of lines (each task's image and its bases)
 // to a bundle at path.
 func (e *Engine) SaveBundle(ctx context.Context, path string, lines []BuildLine) (images.Manifest, error) {

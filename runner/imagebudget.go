@@ -57,19 +57,10 @@ func (s *runState) enforceBudget(ctx context.Context, rec *results.RunRecord) {
 // imagecache.Plan), using the index in indexDir ("" for none: images are
 // as old as their build) for their last use.
 func PruneImages(ctx context.Context, store sandbox.ImageStore, indexDir string, p imagecache.Policy, now time.Time) (results.ImageBudget, error) {
-	sum := results.ImageBudget{Budget: p.MaxSize}
-	list, err := CachedImages(ctx, store, indexDir, false)
+	sum, evict, err := planPrune(ctx, store, indexDir, p, now)
 	if err != nil {
 		return sum, err
 	}
-	var imgs []imagecache.Image
-	for _, c := range list {
-		imgs = append(imgs, c.Image)
-	}
-	// What is said to be cached is what the policy considered: the
-	// matched images alone.
-	sum.Before = imagecache.Total(imagecache.Select(imgs, p))
-	evict, _ := imagecache.Plan(imgs, p, now)
 	var removed []string
 	var firstErr error
 	for _, e := range evict {
@@ -90,6 +81,36 @@ func PruneImages(ctx context.Context, store sandbox.ImageStore, indexDir string,
 		}
 	}
 	return sum, firstErr
+}
+
+// PlanPrune is what PruneImages would evict, removing nothing: the
+// summary's Evicted and Freed are what would go.
+func PlanPrune(ctx context.Context, store sandbox.ImageStore, indexDir string, p imagecache.Policy, now time.Time) (results.ImageBudget, error) {
+	sum, evict, err := planPrune(ctx, store, indexDir, p, now)
+	for _, e := range evict {
+		sum.Evicted = append(sum.Evicted, e.Ref)
+		sum.Freed += e.Size
+	}
+	sum.After = sum.Before - sum.Freed
+	return sum, err
+}
+
+// planPrune lists the cached task images and picks those p evicts.
+func planPrune(ctx context.Context, store sandbox.ImageStore, indexDir string, p imagecache.Policy, now time.Time) (results.ImageBudget, []imagecache.Image, error) {
+	sum := results.ImageBudget{Budget: p.MaxSize}
+	list, err := CachedImages(ctx, store, indexDir, false)
+	if err != nil {
+		return sum, nil, err
+	}
+	var imgs []imagecache.Image
+	for _, c := range list {
+		imgs = append(imgs, c.Image)
+	}
+	// What is said to be cached is what the policy considered: the
+	// matched images alone.
+	sum.Before = imagecache.Total(imagecache.Select(imgs, p))
+	evict, _ := imagecache.Plan(imgs, p, now)
+	return sum, evict, nil
 }
 
 // CachedImage is a cached task image with what the index knows of it.

@@ -73,8 +73,16 @@ func TestPruneImagesByLastUse(t *testing.T) {
 	require.NoError(t, idx.Touch([]imagecache.Touched{{Ref: "flightdeck/old-but-used:1"}}, "run-1", now.Add(-time.Minute)))
 	require.NoError(t, idx.Touch([]imagecache.Touched{{Ref: "flightdeck/a:1"}}, "run-0", built))
 
+	// A dry run says what would go, and removes nothing.
+	plan, err := PlanPrune(context.Background(), store, dir, imagecache.Policy{MaxSize: 200 << 10}, now)
+	require.NoError(t, err)
+	assert.Empty(t, store.removed, "a dry run removes nothing")
+	assert.Equal(t, []string{"flightdeck/a:2", "flightdeck/a:1", "flightdeck/new-never-used:1"}, plan.Evicted)
+	assert.Equal(t, int64(200<<10), plan.After)
+
 	sum, err := PruneImages(context.Background(), store, dir, imagecache.Policy{MaxSize: 200 << 10}, now)
 	require.NoError(t, err)
+	assert.Equal(t, plan.Evicted, sum.Evicted, "what the dry run said is what goes")
 	assert.Equal(t, []string{"flightdeck/a:2", "flightdeck/a:1", "flightdeck/new-never-used:1"}, store.removed,
 		"least recently used first; a second tag of one image counts no size")
 	assert.Equal(t, int64(400<<10), sum.Before)

@@ -145,11 +145,12 @@ func parseAge(s string) (time.Duration, error) {
 }
 
 func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "images prune", "images prune [--max-size SIZE] [--older-than AGE] [--match GLOB]",
+	fs := newFlags(env, "images prune", "images prune [--max-size SIZE] [--older-than AGE] [--match GLOB] [--dry-run]",
 		"flightdeck images prune --max-size 20GB\n  flightdeck images prune --older-than 14d")
 	maxSize := fs.String("max-size", "", "evict least recently used task images until the rest fit in SIZE (20GB, 500MiB)")
 	olderThan := fs.String("older-than", "", "evict task images not used for longer than AGE (36h, 7d)")
 	match := fs.String("match", "", "consider only images whose name matches this glob (flightdeck/swe-*); sizes are theirs alone")
+	dryRun := fs.Bool("dry-run", false, "list what would be evicted and the space it would free; remove nothing")
 	if code, done := parseFlags(fs, env, args); done {
 		return code
 	}
@@ -191,16 +192,24 @@ func runImagesPrune(ctx context.Context, env *cliEnv, args []string) int {
 		return exitInfra
 	}
 	defer d.Close()
-	sum, err := d.PruneImages(ctx, imageIndexDir(), p, time.Now())
+	prune, did := d.PruneImages, "evicted"
+	if *dryRun {
+		prune, did = d.PlanPrune, "would evict"
+	}
+	sum, err := prune(ctx, imageIndexDir(), p, time.Now())
 	for _, ref := range sum.Evicted {
-		fmt.Fprintf(env.stdout, "evicted %s\n", ref)
+		fmt.Fprintf(env.stdout, "%s %s\n", did, ref)
 	}
 	of := ""
 	if *match != "" {
 		of = fmt.Sprintf(" in images matching %q", *match)
 	}
-	fmt.Fprintf(env.stdout, "images prune: evicted %d (%s); %s cached%s (own layers; base images not counted)\n", len(sum.Evicted),
-		imagecache.HumanSize(sum.Freed), imagecache.HumanSize(sum.After), of)
+	left, dry := "cached", ""
+	if *dryRun {
+		left, dry = "would stay cached", "; nothing was removed (--dry-run)"
+	}
+	fmt.Fprintf(env.stdout, "images prune: %s %d (%s); %s %s%s (own layers; base images not counted)%s\n", did, len(sum.Evicted),
+		imagecache.HumanSize(sum.Freed), imagecache.HumanSize(sum.After), left, of, dry)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck images prune: %v\n", err)
 		return exitFindings
