@@ -54,6 +54,9 @@ type RewardError struct {
 }
 
 func (e *RewardError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("reward %s: %s", e.Kind, e.Detail)
+	}
 	return fmt.Sprintf("reward %s: %s: %s", e.Kind, e.File, e.Detail)
 }
 

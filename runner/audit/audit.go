@@ -522,6 +522,12 @@ func firstError(runs []*results.Result) string {
 			return text.OneLine(r.Error, 500)
 		}
 	}
+	// Graded below 1: why, as the grader said it.
+	for _, r := range runs {
+		if r.Cause != "" {
+			return text.OneLine(r.Cause, 500)
+		}
+	}
 	return ""
 }
 

@@ -203,10 +203,14 @@ func WriteReport(w io.Writer, rep *Report) {
 func writeReasons(w io.Writer, trials []ReportTrial) {
 	var lines []string
 	for _, t := range trials {
-		if t.Outcome == grader.OutcomePassed || t.Outcome == grader.OutcomeRefused || t.Error == "" {
+		why := t.Error
+		if why == "" {
+			why = t.Cause
+		}
+		if t.Outcome == grader.OutcomePassed || t.Outcome == grader.OutcomeRefused || why == "" {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("  %s  %s: %s", t.Trial, t.Outcome, text.OneLine(t.Error, 300)))
+		lines = append(lines, fmt.Sprintf("  %s  %s: %s", t.Trial, t.Outcome, text.OneLine(why, 300)))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "\nwhy:\n%s\n", strings.Join(lines, "\n"))

@@ -66,7 +66,11 @@ type Result struct {
 	// reward comes from theirs (the task's multi_step_reward_strategy).
 	Steps   []StepResult    `json:"steps,omitempty"`
 	Summary *grader.Summary `json:"result_summary,omitempty"` // the grader's RESULT line
-	Refusal *suite.Refusal  `json:"refusal,omitempty"`        // why the task cannot run (outcome refused)
+	// Cause is why a graded trial failed, in one line, where the reward
+	// alone does not say: the tests the grader's RESULT line names as
+	// failed, the grader's last telling output line, and its log's path.
+	Cause   string         `json:"cause,omitempty"`
+	Refusal *suite.Refusal `json:"refusal,omitempty"` // why the task cannot run (outcome refused)
 	// NeedsInput is the question that ended the agent's phase (outcome
 	// needs_input): one the task's answers do not cover, or one past
 	// their bound.

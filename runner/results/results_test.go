@@ -176,6 +176,7 @@ func goldenResults() []*Result {
 	results[4].Tamper = []tamper.Finding{{Path: "/usr/bin/python3", Kind: tamper.KindTool, Evidence: "replaced"},
 		{Path: "/root/.bashrc", Kind: tamper.KindShellStartup, Evidence: "changed"}}
 	results[0].MappedImages = []string{"python:3.12-slim=flightdeck/base:bookworm"}
+	results[1].Cause = "failing tests: test_parse; AssertionError: 3 != 4 (/results/run/a__base__2/grader.log)"
 	defect := *results[3]
 	defect.Trial, defect.Attempt, defect.Outcome, defect.OutcomeClass, defect.Reward = "b__base__3", 3, grader.OutcomeTaskError, grader.SpecTaskError, nil
 	defect.Error = "task error: tests/test.sh wrote reward.txt, which does not parse: \"abc\" is not a number"

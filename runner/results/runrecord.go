@@ -79,6 +79,7 @@ type TrialLine struct {
 	Rewards      map[string]float64 `json:"rewards,omitempty"` // every key of the reward file
 	Cached       bool               `json:"cached"`
 	Error        string             `json:"error,omitempty"`
+	Cause        string             `json:"cause,omitempty"`  // why a graded trial failed, as its grader said
 	Tamper       int                `json:"tamper,omitempty"` // tamper findings (result.json lists them)
 }
 
@@ -86,7 +87,7 @@ type TrialLine struct {
 func lineOf(r *Result) TrialLine {
 	return TrialLine{Trial: r.Trial, TaskID: r.TaskID, Variant: r.Variant, Attempt: r.Attempt, Outcome: r.Outcome,
 		OutcomeClass: r.OutcomeClass, Reward: r.Reward, Rewards: r.Rewards, Cached: r.Cached, Error: r.Error,
-		Tamper: len(r.Tamper)}
+		Cause: r.Cause, Tamper: len(r.Tamper)}
 }
 
 // TrialSummary is one trial's line in run.json.

@@ -45,8 +45,12 @@ func RewardText(r *Result) string {
 		// The grader's own count says more than a rounded reward.
 		s += fmt.Sprintf(" (%d/%d)", r.Summary.Passed, r.Summary.Total)
 	}
-	if r.Outcome != grader.OutcomePassed && r.Error != "" {
+	switch {
+	case r.Outcome != grader.OutcomePassed && r.Error != "":
 		s += "; " + text.OneLine(r.Error, 200)
+	case r.Outcome == grader.OutcomeFailed && r.Cause != "" && (r.Expectation == nil || !*r.Expectation):
+		// Why, unless the failure is what the variant expects (nop's).
+		s += "; " + text.OneLine(r.Cause, 300)
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
@@ -55,8 +56,11 @@ func noRewardText(native bool, command string, g grader.Grade) string {
 		return text.OneLine(g.RewardErr.Error(), 300)
 	}
 	var s string
-	switch re.Kind {
-	case grader.RewardMissing:
+	switch {
+	case re.Kind == grader.RewardMissing && re.File == "":
+		// No verifier ran (a step's setup failed): the detail says why.
+		s = re.Detail
+	case re.Kind == grader.RewardMissing:
 		s = fmt.Sprintf("%s exited %d without writing reward.json or reward.txt", who, g.ExitCode)
 		if g.OOMKilled {
 			s += " (killed for its memory)"
@@ -64,8 +68,8 @@ func noRewardText(native bool, command string, g grader.Grade) string {
 		if tail := logTail(g.LogPath, 2); tail != "" {
 			s += ": " + tail
 		}
-	case grader.RewardEmpty, grader.RewardMalformed, grader.RewardNonNumeric, grader.RewardNotFinite,
-		grader.RewardOversized, grader.RewardNotRegular:
+	case slices.Contains([]string{grader.RewardEmpty, grader.RewardMalformed, grader.RewardNonNumeric, grader.RewardNotFinite,
+		grader.RewardOversized, grader.RewardNotRegular}, re.Kind):
 		name := "the reward file"
 		if re.File != "" {
 			name = filepath.Base(re.File)

@@ -305,6 +305,8 @@ func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) 
 		lastG  grader.Grade
 		ev     *grader.Evidence
 		graded []grader.Reward
+		// gradedDir holds the last graded step's grader.log.
+		gradedDir string
 	)
 	for _, st := range steps {
 		if err := os.MkdirAll(st.dir, 0o755); err != nil {
@@ -334,7 +336,7 @@ func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) 
 		if err != nil {
 			return err
 		}
-		ev, lastG = e, g
+		ev, lastG, gradedDir = e, g, st.dir
 		if !multi {
 			break
 		}
@@ -361,6 +363,9 @@ func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) 
 	}
 	return a.phase(PhaseResult, func() error {
 		a.finish(last, final, ev)
+		if a.res.Outcome == grader.OutcomeFailed && a.res.Error == "" && gradedDir != "" {
+			a.res.Cause = failureCause(final.Summary, gradedDir)
+		}
 		return nil
 	})
 }

@@ -285,6 +285,10 @@ func (n *Net) waitCondition(ctx context.Context, id string, d tasks.ComposeDepen
 		if err != nil {
 			return err
 		}
+		if st.Missing {
+			// Gone is not done: a removed container reports exit code 0.
+			return fmt.Errorf("%w: its container is gone", errServiceFailed)
+		}
 		switch d.Condition {
 		case tasks.ConditionHealthy:
 			switch {
@@ -312,7 +316,10 @@ func (n *Net) waitCondition(ctx context.Context, id string, d tasks.ComposeDepen
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not after %s: %w", serviceWait, ctx.Err())
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("not after %s: %w", serviceWait, ctx.Err())
+			}
+			return ctx.Err()
 		case <-tick.C:
 		}
 	}
