@@ -3,6 +3,7 @@ package results
 import (
 	"encoding/xml"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
@@ -90,15 +91,38 @@ func junitXML(rec *RunRecord, results []*Result) ([]byte, error) {
 			c.Error = &junitMessage{Message: text.OneLine(r.Error, 300), Type: string(r.Outcome), Text: r.Error}
 			s.Errors++
 		case r.Expectation != nil && !*r.Expectation:
-			c.Failure = &junitMessage{Message: fmt.Sprintf("expected %s, got %s", r.Expect, r.Outcome), Type: "expectation", Text: r.Error}
+			c.Failure = &junitMessage{Message: fmt.Sprintf("expected %s, got %s", r.Expect, r.Outcome), Type: "expectation", Text: whyText(r)}
 			s.Failures++
 		case r.Expectation == nil && r.Outcome != grader.OutcomePassed:
-			c.Failure = &junitMessage{Message: fmt.Sprintf("%s (%s)", r.Outcome, RewardText(r)), Type: string(r.Outcome), Text: r.Error}
+			c.Failure = &junitMessage{Message: fmt.Sprintf("%s (%s)", r.Outcome, RewardText(r)), Type: string(r.Outcome), Text: whyText(r)}
 			s.Failures++
 		}
 		s.Tests++
 		s.Time += c.Time
 		s.Cases = append(s.Cases, c)
+	}
+	// Every planned trial is a case: one without a result is skipped,
+	// saying why.
+	why := "not run"
+	switch {
+	case len(rec.MissingShards) > 0:
+		why = "not run: " + MissingShardsText(rec)
+	case rec.Status == StatusInterrupted:
+		why = "interrupted: not run; finish with flightdeck run --resume " + rec.RunID
+	}
+	for _, id := range rec.NotRun {
+		task, variant, attempt := splitTrialID(id)
+		i, ok := index[variant]
+		if !ok {
+			index[variant] = len(doc.Suites)
+			i = len(doc.Suites)
+			doc.Suites = append(doc.Suites, junitSuite{Name: variant})
+		}
+		s := &doc.Suites[i]
+		s.Tests++
+		s.Skipped++
+		s.Cases = append(s.Cases, junitCase{Name: fmt.Sprintf("%s#%d", task, attempt), Classname: variant,
+			Skipped: &junitMessage{Message: why, Type: "not_run"}, SystemOut: "trial=" + id})
 	}
 	for _, s := range doc.Suites {
 		doc.Tests += s.Tests
@@ -111,6 +135,26 @@ func junitXML(rec *RunRecord, results []*Result) ([]byte, error) {
 		return nil, fmt.Errorf("encode junit: %w", err)
 	}
 	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
+
+// whyText is why a trial ended as it did: its error, else the grader's
+// cause.
+func whyText(r *Result) string {
+	if r.Error != "" {
+		return r.Error
+	}
+	return r.Cause
+}
+
+// splitTrialID splits a trial id (task__variant__attempt).
+func splitTrialID(id string) (task, variant string, attempt int) {
+	parts := strings.Split(id, "__")
+	if len(parts) < 3 {
+		return id, "", 0
+	}
+	n := len(parts)
+	attempt, _ = strconv.Atoi(parts[n-1])
+	return strings.Join(parts[:n-2], "__"), parts[n-2], attempt
 }
 
 // WriteJUnit writes a run's junit.xml atomically.

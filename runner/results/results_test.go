@@ -538,3 +538,24 @@ func goldenReport(results []*Result) *Report {
 	rep.Refused = refusedTasks(results)
 	return rep
 }
+
+// An interrupted run's junit.xml lists every planned trial: one without a
+// result is a skipped case that says why.
+func TestJUnitListsTrialsNotRun(t *testing.T) {
+	rec := &RunRecord{RunID: "run-1", Suite: "sample", Status: StatusInterrupted,
+		Config: suite.Config{Variants: []suite.Variant{{Name: "base"}, {Name: "treat"}}},
+		NotRun: []string{"a__base__2", "my__task__treat__1"}}
+	data, err := junitXML(rec, sampleResults()[:1])
+	require.NoError(t, err)
+	out := string(data)
+	assert.Contains(t, out, `tests="3"`)
+	assert.Contains(t, out, `skipped="2"`)
+	assert.Contains(t, out, `<testcase name="a#2" classname="base"`)
+	assert.Contains(t, out, `<testcase name="my__task#1" classname="treat"`)
+	assert.Contains(t, out, `message="interrupted: not run; finish with flightdeck run --resume run-1"`)
+
+	rec.Status, rec.MissingShards, rec.Shards = StatusFinished, []int{2}, []string{"1/3 run-a", "3/3 run-c"}
+	data, err = junitXML(rec, nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `message="not run: shard 2 of 3 is missing"`)
+}
