@@ -114,7 +114,7 @@ func readRun(t *testing.T, cli cliRun, resultsDir string) *runOutput {
 	t.Helper()
 	id := ""
 	for _, l := range strings.Split(cli.stderr, "\n") {
-		if strings.HasPrefix(l, "run ") && strings.Contains(l, " trials") {
+		if strings.HasPrefix(l, "run ") && strings.Contains(l, " trial") {
 			id = strings.TrimSuffix(strings.Fields(l)[1], ":")
 			break
 		}

@@ -304,6 +304,10 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 	// is left as it was.
 	kept := runFlightdeck(t, suiteFile, "--keep", "--no-cache")
 	t.Cleanup(func() { flightdeck(t, dir, nil, "gc", "--all", "--run", kept.id) })
+	// The run ends saying what it kept and how to remove it.
+	assert.Regexp(t, `kept \(--keep\): [0-9]+ containers? of run `+kept.id+` on the engine, the trials' work dirs in \S+; `+
+		`a shell in a trial's: flightdeck trial shell `+kept.id+` TRIAL; remove them: flightdeck gc --run `+kept.id,
+		kept.cli.stdout+kept.cli.stderr)
 	cmd = exec.Command(binary(t), "trial", "shell", kept.id, "semver__broken__1", "--as", "verifier")
 	cmd.Dir = dir
 	// The grader's command as the paragraph gives it.

@@ -288,6 +288,9 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 		s.enforceBudget(ctx, rec)
 	}
 	s.finishRecord(rec, trials, interrupted)
+	if cfg.Keep {
+		rec.Kept = s.kept(ctx, rec)
+	}
 	if err := results.WriteJSONFile(filepath.Join(s.dir, results.RunFile), rec); err != nil {
 		return rec, err
 	}
@@ -300,6 +303,29 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 	s.redactRunFiles()
 	s.progress.done()
 	return rec, nil
+}
+
+// kept is what the run left in place with --keep: its objects on the
+// engine (listed by its label, nothing removed) and its work dirs.
+func (s *runState) kept(ctx context.Context, rec *results.RunRecord) *results.Kept {
+	k := &results.Kept{}
+	for _, v := range rec.Variants {
+		k.Cached += v.Cached
+	}
+	if ents, err := os.ReadDir(filepath.Join(s.dir, workDirName)); err == nil && len(ents) > 0 {
+		k.WorkDir = filepath.Join(s.dir, workDirName)
+	}
+	if s.eng == nil {
+		return k
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
+	defer cancel()
+	on, err := s.eng.Reap(rctx, sandbox.ReapOptions{RunID: s.runID, DryRun: true})
+	if err != nil {
+		s.progress.line("--keep: list what the run kept: " + err.Error())
+	}
+	k.Containers, k.Networks, k.Volumes, k.Images = on.Containers, on.Networks, on.Volumes, on.Images
+	return k
 }
 
 // fate is what becomes of a trial that does not run: its result is kept

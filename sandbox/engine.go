@@ -417,6 +417,9 @@ type ReapOptions struct {
 	// uses it, so that it never takes what a process killed a moment ago
 	// left to whoever killed it (a `flightdeck gc --run`, a test).
 	MinAge time.Duration
+	// DryRun lists and counts what would go, and removes nothing (what a
+	// run kept with --keep, say).
+	DryRun bool
 }
 
 // Reaped counts what Reap removed.

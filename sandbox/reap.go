@@ -80,6 +80,14 @@ func olderThan(labels map[string]string, age time.Duration) bool {
 
 func (r *reaper) fail(err error) { r.errs = append(r.errs, err) }
 
+// remove runs an engine removal, unless this is a dry run.
+func (r *reaper) remove(f func() error) error {
+	if r.opts.DryRun {
+		return nil
+	}
+	return f()
+}
+
 func (r *reaper) removed(what string, labels map[string]string) {
 	var ctx []string
 	if v := labels[LabelRun]; v != "" {
@@ -107,7 +115,10 @@ func (r *reaper) containers(ctx context.Context) {
 		if !r.selected(c.Labels) {
 			continue
 		}
-		_, err := r.d.api.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		err := r.remove(func() error {
+			_, err := r.d.api.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			return err
+		})
 		if err != nil && !cerrdefs.IsNotFound(err) && !removalInProgress(err) {
 			r.fail(engineErr("remove container "+short(c.ID), err))
 			continue
@@ -152,7 +163,10 @@ func (r *reaper) images(ctx context.Context) {
 			// Without --images a superseded image a container still
 			// uses stays (no force).
 			force := !cached || r.opts.TaskImages
-			_, err := r.d.api.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{Force: force, PruneChildren: true})
+			err := r.remove(func() error {
+				_, err := r.d.api.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{Force: force, PruneChildren: true})
+				return err
+			})
 			if cerrdefs.IsConflict(err) {
 				continue // a container uses it
 			}
@@ -202,7 +216,10 @@ func (r *reaper) volumes(ctx context.Context) {
 		if !r.selected(v.Labels) {
 			continue
 		}
-		if _, err := r.d.api.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := r.remove(func() error {
+			_, err := r.d.api.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true})
+			return err
+		}); err != nil && !cerrdefs.IsNotFound(err) {
 			r.fail(engineErr("remove volume "+v.Name, err))
 			continue
 		}
@@ -221,7 +238,10 @@ func (r *reaper) networks(ctx context.Context) {
 		if !r.selected(n.Labels) {
 			continue
 		}
-		if _, err := r.d.api.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+		if err := r.remove(func() error {
+			_, err := r.d.api.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{})
+			return err
+		}); err != nil && !cerrdefs.IsNotFound(err) {
 			r.fail(engineErr("remove network "+n.Name, err))
 			continue
 		}

@@ -559,3 +559,27 @@ func TestJUnitListsTrialsNotRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `message="not run: shard 2 of 3 is missing"`)
 }
+
+// What a run kept with --keep, and how to look at it and remove it.
+func TestKeptText(t *testing.T) {
+	tests := []struct {
+		name string
+		kept Kept
+		want string
+	}{
+		{"on the engine and on disk", Kept{Containers: 2, Networks: 1, WorkDir: "/r/run/.work", Cached: 1},
+			"kept (--keep): 2 containers, 1 network of run run on the engine, the trials' work dirs in /r/run/.work; " +
+				"a shell in a trial's: flightdeck trial shell run TRIAL; remove them: flightdeck gc --run run and rm -rf /r/run/.work; " +
+				"1 trial came from the results cache and kept nothing"},
+		{"every trial cached", Kept{Cached: 3},
+			"kept nothing (--keep): every trial came from the results cache; --no-cache --keep runs them again and keeps what they leave"},
+		{"work dirs alone", Kept{WorkDir: "/r/run/.work"},
+			"kept (--keep): nothing on the engine, the trials' work dirs in /r/run/.work; a shell in a trial's: flightdeck trial shell run TRIAL; " +
+				"remove them: flightdeck gc --run run and rm -rf /r/run/.work"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.kept.Text("run"))
+		})
+	}
+}

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flightdeck/flightdeck/internal/text"
-
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
@@ -52,6 +51,8 @@ type RunRecord struct {
 	Tampered     []string            `json:"tampered,omitempty"`            // trials the tamper inspector flagged: "trial: kind path, ..."
 	// Images is what the run's image budget did at its end; nil without one.
 	Images *ImageBudget `json:"images,omitempty"`
+	// Kept is what a run with --keep left in place; nil without --keep.
+	Kept *Kept `json:"kept,omitempty"`
 	// Shards are the shard runs a merged run joins ("K/N RUN_ID"), and
 	// MissingShards those it lacks (flightdeck merge --allow-missing).
 	Shards        []string `json:"shards,omitempty"`
@@ -191,6 +192,51 @@ func ExitCode(expectationFailed, taskDefect, infra bool) int {
 }
 
 // ImageBudget is the image cache's state when a run's image budget was
+// Kept is what a run with --keep left on the engine and on disk.
+type Kept struct {
+	Containers int    `json:"containers"`
+	Networks   int    `json:"networks"`
+	Volumes    int    `json:"volumes"`
+	Images     int    `json:"images"`             // snapshots of trials' containers
+	WorkDir    string `json:"work_dir,omitempty"` // the trials' work dirs and scratch files
+	Cached     int    `json:"cached"`             // trials that came from the cache: nothing of theirs ran, nothing is kept
+}
+
+// Text says what was kept and how to look at it and remove it.
+func (k *Kept) Text(runID string) string {
+	engine := k.Containers + k.Networks + k.Volumes + k.Images
+	if engine == 0 && k.WorkDir == "" {
+		if k.Cached > 0 {
+			return "kept nothing (--keep): every trial came from the results cache; --no-cache --keep runs them again and keeps what they leave"
+		}
+		return "kept nothing (--keep)"
+	}
+	var on []string
+	for _, c := range []struct {
+		n    int
+		noun string
+	}{{k.Containers, "container"}, {k.Networks, "network"}, {k.Volumes, "volume"}, {k.Images, "snapshot image"}} {
+		if c.n > 0 {
+			on = append(on, text.Count(c.n, c.noun))
+		}
+	}
+	s := "kept (--keep): nothing on the engine"
+	if len(on) > 0 {
+		s = fmt.Sprintf("kept (--keep): %s of run %s on the engine", strings.Join(on, ", "), runID)
+	}
+	if k.WorkDir != "" {
+		s += ", the trials' work dirs in " + k.WorkDir
+	}
+	s += fmt.Sprintf("; a shell in a trial's: flightdeck trial shell %s TRIAL; remove them: flightdeck gc --run %s", runID, runID)
+	if k.WorkDir != "" {
+		s += " and rm -rf " + k.WorkDir
+	}
+	if k.Cached > 0 {
+		s += fmt.Sprintf("; %s came from the results cache and kept nothing", text.Count(k.Cached, "trial"))
+	}
+	return s
+}
+
 // enforced: sizes in bytes, the sum of the task images' own layers (not
 // their base images', which flightdeck does not evict).
 type ImageBudget struct {

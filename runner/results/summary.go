@@ -62,6 +62,9 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	if rec.Images != nil {
 		fmt.Fprintf(w, "\n%s\n", rec.Images.Line())
 	}
+	if rec.Kept != nil {
+		fmt.Fprintf(w, "\n%s\n", rec.Kept.Text(rec.RunID))
+	}
 	if len(rec.Tampered) > 0 {
 		fmt.Fprintf(w, "\ntampering flagged (result.json's tamper lists the evidence):\n  %s\n", strings.Join(rec.Tampered, "\n  "))
 	}
