@@ -78,6 +78,7 @@ func Check(dir string) []Finding {
 	if isTask {
 		out = append(out, authorSlips(dir)...)
 		out = append(out, checkPlaceholders(dir)...)
+		out = append(out, checkBaseNames(dir)...)
 	}
 	return out
 }
