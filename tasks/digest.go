@@ -85,6 +85,9 @@ func taskDigest(dir string, doc map[string]any) (string, error) {
 		parts = append(parts, part{name: InstructionFile, data: normalizeText(instr)})
 	case errors.Is(err, fs.ErrNotExist) && doc["steps"] != nil:
 		// A multi-step task's instructions are its steps', under steps/.
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("%s: missing: a task's instruction to the agent (a multi-step task's are under steps/ and its task.toml has [[steps]])",
+			filepath.Join(dir, InstructionFile))
 	default:
 		return "", err
 	}

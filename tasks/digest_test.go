@@ -265,3 +265,14 @@ func TestNormalizeText(t *testing.T) {
 		assert.Equal(t, tt.want, string(normalizeText([]byte(tt.in))), "%q", tt.in)
 	}
 }
+
+// A task without instruction.md cannot be digested: the error names the
+// file and says what it is for, not the system call that failed.
+func TestDigestNamesAMissingInstruction(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, TaskFile), []byte("schema_version = \"1.4\"\n"), 0o644))
+	_, err := TaskDigest(dir)
+	require.Error(t, err)
+	assert.Equal(t, filepath.Join(dir, InstructionFile)+": missing: a task's instruction to the agent (a multi-step task's are under steps/ and its task.toml has [[steps]])", err.Error())
+	assert.NotContains(t, err.Error(), "lstat")
+}

@@ -88,15 +88,15 @@ func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 	if err := s.give(ctx); err != nil {
 		return Result{}, err
 	}
+	patched := ""
 	if sh.Patch != "" {
-		said, err := sh.applyPatch(ctx, s)
-		if err != nil {
+		var err error
+		if patched, err = sh.applyPatch(ctx, s); err != nil {
 			return Result{}, err
 		}
-		added = append(added, said)
 	}
 	if sh.Say != nil {
-		sh.Say(sh.paragraph(s, added))
+		sh.Say(sh.paragraph(s, added, patched))
 	}
 	cmd := sh.Cmd
 	if len(cmd) == 0 {
@@ -168,9 +168,9 @@ func lastLine(s string) string {
 	return s
 }
 
-// paragraph says which image, user and work dir, what was added, and how
-// to grade.
-func (sh *Shell) paragraph(s *Session, added []string) string {
+// paragraph says which image, user and work dir, what was added, what
+// became of the trial's patch, and how to grade.
+func (sh *Shell) paragraph(s *Session, added []string, patched string) string {
 	user := s.User
 	switch {
 	case user != "":
@@ -187,6 +187,9 @@ func (sh *Shell) paragraph(s *Session, added []string) string {
 	fmt.Fprintf(&b, "%s: image %s, user %s, work dir %s", s.Trial.Task.ID, s.Image, user, wd)
 	if len(added) > 0 {
 		fmt.Fprintf(&b, "; added %s", strings.Join(added, ", "))
+	}
+	if patched != "" {
+		b.WriteString("; " + patched)
 	}
 	b.WriteString(". ")
 	flag := sh.TestsFlag

@@ -399,7 +399,7 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 		}
 	}
 	var warn []string
-	ev := []string{fmt.Sprintf("agent %.1fs of %s", agentMax, limitText(agentTO)), fmt.Sprintf("verifier %.1fs of %s", gradeMax, limitText(gradeTO))}
+	ev := []string{tookText("agent", agentMax, agentTO), tookText("verifier", gradeMax, gradeTO)}
 	if w := overHalf("the oracle's agent phase", agentMax, agentTO); w != "" {
 		warn = append(warn, w)
 	}
@@ -422,6 +422,16 @@ func headroomCheck(runs []*results.Result) (Status, string) {
 		return Warn, strings.Join(warn, "; ") + ": " + s
 	}
 	return OK, s
+}
+
+// tookText is how long a phase took against its timeout; one that ran
+// into it says so (its time counts from its container's start, so it can
+// read a little past the timeout).
+func tookText(who string, took, timeout float64) string {
+	if timeout > 0 && took >= timeout {
+		return fmt.Sprintf("%s stopped by its %s timeout (%.1fs from its container's start)", who, limitText(timeout), took)
+	}
+	return fmt.Sprintf("%s %.1fs of %s", who, took, limitText(timeout))
 }
 
 // overHalf says that who took more than half its timeout, or all of it
