@@ -44,11 +44,11 @@ func (s *runState) checkCapacity(ctx context.Context, info sandbox.Info, rec *re
 	if err != nil {
 		return &suite.UsageError{Err: err}
 	}
-	if s.cfg.AutoJobs && !s.progress.quiet {
-		s.progress.line(d.Why)
+	if s.cfg.AutoJobs && !s.progress.Quiet {
+		s.progress.Line(d.Why)
 	}
 	for _, w := range d.Warnings {
-		s.progress.line(w)
+		s.progress.Line(w)
 	}
 	s.cfg.Concurrency, rec.Config.Concurrency = d.Jobs, d.Jobs
 	return nil

@@ -50,18 +50,18 @@ func (e *Engine) Reap(ctx context.Context, o ReapOptions) (Reaped, error) {
 
 // CachedImages lists the task images on the engine with their uses from
 // the image index in indexDir (fresh: sizes measured anew).
-func (e *Engine) CachedImages(ctx context.Context, indexDir string, fresh bool) ([]CachedImage, error) {
-	return CachedImages(ctx, e.d, indexDir, fresh)
+func (e *Engine) CachedImages(ctx context.Context, indexDir string, fresh bool) ([]images.Cached, error) {
+	return images.ListCached(ctx, e.d, indexDir, fresh)
 }
 
 // PruneImages evicts cached task images as p says.
 func (e *Engine) PruneImages(ctx context.Context, indexDir string, p imagecache.Policy, now time.Time) (results.ImageBudget, error) {
-	return PruneImages(ctx, e.d, indexDir, p, now)
+	return images.Prune(ctx, e.d, indexDir, p, now)
 }
 
 // PlanPrune is what PruneImages would evict, removing nothing.
 func (e *Engine) PlanPrune(ctx context.Context, indexDir string, p imagecache.Policy, now time.Time) (results.ImageBudget, error) {
-	return PlanPrune(ctx, e.d, indexDir, p, now)
+	return images.PlanPrune(ctx, e.d, indexDir, p, now)
 }
 
 // SaveBundle writes the images of lines (each task's image and its bases)

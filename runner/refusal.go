@@ -91,15 +91,15 @@ func (s *runState) refuse(trials []*suite.Trial) {
 	for _, t := range trials {
 		res := s.refusedResult(t)
 		if err := files.ResetDir(filepath.Join(s.dir, t.ID)); err != nil {
-			s.progress.line(fmt.Sprintf("%s: %v", t.ID, err))
+			s.progress.Line(fmt.Sprintf("%s: %v", t.ID, err))
 			continue
 		}
 		if err := results.WriteJSONFile(filepath.Join(s.dir, t.ID, results.ResultFile), res); err != nil {
-			s.progress.line(fmt.Sprintf("%s: %v", t.ID, err))
+			s.progress.Line(fmt.Sprintf("%s: %v", t.ID, err))
 			continue
 		}
 		s.record(t, res)
-		s.progress.refused(t, res)
+		s.progress.Refused(t, res)
 	}
 }
 

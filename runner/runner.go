@@ -20,6 +20,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/images"
+	"github.com/flightdeck/flightdeck/runner/progress"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -102,7 +103,7 @@ type runState struct {
 	dir      string
 	eng      sandbox.Engine
 	images   *images.Set
-	progress *progress
+	progress *progress.Progress
 	cache    results.CacheIndex
 	mu       sync.Mutex
 	results  map[string]*results.Result
@@ -158,9 +159,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	if !redact.Empty() && progressOut != nil {
 		progressOut = &redactingWriter{w: progressOut, red: redact}
 	}
-	s.progress = newProgress(progressOut, r.TTY, len(trials))
-	s.progress.width = r.Width
-	s.progress.quiet = r.AgentOnly
+	s.progress = progress.New(progressOut, r.TTY, len(trials))
+	s.progress.Width = r.Width
+	s.progress.Quiet = r.AgentOnly
 	rec := s.newRecord(req.ResumeID)
 	rec.Config.Variants = redactVariants(rec.Config.Variants, redact)
 	resume := req.ResumeID != ""
@@ -178,16 +179,16 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	if resume && !redact.Empty() {
 		// A trial the interruption cut short left its logs unmasked.
 		if err := redact.Tree(s.dir); err != nil {
-			s.progress.line("redact secrets: " + err.Error())
+			s.progress.Line("redact secrets: " + err.Error())
 		}
 	}
 	switch {
 	case r.AgentOnly:
 		// A shell's run (a temp dir) is not the person's business.
 	case len(refused) > 0:
-		s.progress.line(fmt.Sprintf("run %s: %s, %d of them refused (tasks that cannot run here) → %s", s.runID, text.Count(len(trials), "trial"), len(refused), s.dir))
+		s.progress.Line(fmt.Sprintf("run %s: %s, %d of them refused (tasks that cannot run here) → %s", s.runID, text.Count(len(trials), "trial"), len(refused), s.dir))
 	default:
-		s.progress.line(fmt.Sprintf("run %s: %s → %s", s.runID, text.Count(len(trials), "trial"), s.dir))
+		s.progress.Line(fmt.Sprintf("run %s: %s → %s", s.runID, text.Count(len(trials), "trial"), s.dir))
 	}
 	s.refuse(refused)
 	todo = append(todo, s.settle(fates)...)
@@ -260,7 +261,7 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 		s.later(func() {
 			defer cancel()
 			if err := s.trials.Inspector.Remove(rctx); err != nil {
-				s.progress.line("cleanup: " + err.Error())
+				s.progress.Line("cleanup: " + err.Error())
 			}
 		})
 	}
@@ -269,13 +270,13 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 	if interrupted && s.eng != nil && !cfg.Keep {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapTimeout)
 		if _, err := s.eng.Reap(rctx, sandbox.ReapOptions{RunID: s.runID}); err != nil {
-			s.progress.line("cleanup: " + err.Error())
+			s.progress.Line("cleanup: " + err.Error())
 		}
 		cancel()
 	}
 	if !cfg.Keep {
 		if err := os.RemoveAll(filepath.Join(s.dir, workDirName)); err != nil {
-			s.progress.line("cleanup: remove the run's work dirs: " + err.Error())
+			s.progress.Line("cleanup: remove the run's work dirs: " + err.Error())
 		}
 	}
 	// Mask before anything reads the trials' files (the page, below) and
@@ -298,10 +299,10 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 		return rec, err
 	}
 	if err := htmlreport.WriteFile(filepath.Join(s.dir, htmlreport.File), s.dir, ""); err != nil {
-		s.progress.line("report.html: " + err.Error())
+		s.progress.Line("report.html: " + err.Error())
 	}
 	s.redactRunFiles()
-	s.progress.done()
+	s.progress.Done()
 	return rec, nil
 }
 
@@ -322,7 +323,7 @@ func (s *runState) kept(ctx context.Context, rec *results.RunRecord) *results.Ke
 	defer cancel()
 	on, err := s.eng.Reap(rctx, sandbox.ReapOptions{RunID: s.runID, DryRun: true})
 	if err != nil {
-		s.progress.line("--keep: list what the run kept: " + err.Error())
+		s.progress.Line("--keep: list what the run kept: " + err.Error())
 	}
 	k.Containers, k.Networks, k.Volumes, k.Images = on.Containers, on.Networks, on.Volumes, on.Images
 	return k
@@ -352,7 +353,7 @@ func (s *runState) classify(trials []*suite.Trial, resume bool) ([]fate, []*suit
 				continue
 			}
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.progress.line(fmt.Sprintf("%s: %v; running it again", t.ID, err))
+				s.progress.Line(fmt.Sprintf("%s: %v; running it again", t.ID, err))
 			}
 		}
 		if !s.cfg.NoCache {
@@ -374,17 +375,17 @@ func (s *runState) settle(fates []fate) []*suite.Trial {
 		if f.kept != nil {
 			results.SetExpectation(f.kept, f.t.Variant)
 			s.record(f.t, f.kept)
-			s.progress.kept(f.t, f.kept)
+			s.progress.Kept(f.t, f.kept)
 			continue
 		}
 		res, err := s.reuse(f.t, f.cached, f.src)
 		if err != nil {
-			s.progress.line(fmt.Sprintf("%s: cached result not reusable: %v", f.t.ID, err))
+			s.progress.Line(fmt.Sprintf("%s: cached result not reusable: %v", f.t.ID, err))
 			todo = append(todo, f.t)
 			continue
 		}
 		s.record(f.t, res)
-		s.progress.cached(f.t, res)
+		s.progress.Cached(f.t, res)
 	}
 	return todo
 }
@@ -433,26 +434,26 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		return fmt.Errorf("engine preflight: %w", err)
 	}
 	for _, w := range info.Warnings {
-		s.progress.line("engine: " + w)
+		s.progress.Line("engine: " + w)
 	}
 	// The bind mount's probe (a container created and read, and removed)
 	// only ever warns: it goes beside the run's start.
 	s.later(func() {
 		if ok, warning := eng.ProbeBindMount(ctx); !ok && ctx.Err() == nil {
-			s.progress.line("engine: " + warning)
+			s.progress.Line("engine: " + warning)
 		}
 	})
 	rec.Versions.Engine, rec.Versions.EngineAPI = info.ServerVersion, info.APIVersion
 	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge}); err != nil {
-		s.progress.line("reap orphans: " + err.Error())
+		s.progress.Line("reap orphans: " + err.Error())
 	} else if n := reaped.Containers + reaped.Images; n > 0 {
-		s.progress.line(fmt.Sprintf("removed %d containers and %d images left by earlier runs", reaped.Containers, reaped.Images))
+		s.progress.Line(fmt.Sprintf("removed %d containers and %d images left by earlier runs", reaped.Containers, reaped.Images))
 	}
 	s.eng = eng
 	if err := s.checkCapacity(ctx, info, rec, todo); err != nil {
 		return err
 	}
-	s.images = images.New(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.line)
+	s.images = images.New(eng, s.cfg.Images, filepath.Join(s.dir, "builds"), s.cfg.TimeoutMultiplier.Build, s.progress.Line)
 	s.images.SuiteFile = suite.FromFile(s.cfg.SuiteFile)
 	s.images.NoSubstitute = s.cfg.NoSubstitute
 	s.images.Touch = s.touchImage
@@ -471,10 +472,8 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 // execute runs trials, at most cfg.Concurrency at once, until done or
 // interrupted.
 func (s *runState) execute(ctx context.Context, todo []*suite.Trial) {
-	s.progress.mu.Lock()
-	s.progress.jobs = max(1, s.cfg.Concurrency)
-	s.progress.mu.Unlock()
-	s.progress.tick()
+	s.progress.SetJobs(s.cfg.Concurrency)
+	s.progress.Tick()
 	jobs := make(chan *suite.Trial)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -528,13 +527,13 @@ func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 	if ctx.Err() != nil {
 		return
 	}
-	s.progress.start(t)
+	s.progress.Start(t)
 	var res *results.Result
 	for try := 1; try <= s.cfg.Retries+1; try++ {
 		var err error
 		res, err = s.trials.Attempt(ctx, t, try)
 		if err != nil {
-			s.progress.interrupted(t)
+			s.progress.Interrupted(t)
 			return
 		}
 		if res.Outcome != grader.OutcomeInfraError {
@@ -545,22 +544,22 @@ func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 			break
 		}
 		s.r.logger().Info("retry: an infrastructure error is tried again", "trial", t.ID, "try", try, "err", res.Error)
-		s.progress.retry(t, res.Error)
+		s.progress.Retry(t, res.Error)
 	}
 	results.ApplyRewardKey(res, s.cfg.RewardKey, filepath.Join(s.dir, t.ID, grader.RewardDir))
 	results.SetExpectation(res, t.Variant)
 	s.redactTrial(filepath.Join(s.dir, t.ID), res)
 	if err := results.WriteJSONFile(filepath.Join(s.dir, t.ID, results.ResultFile), res); err != nil {
-		s.progress.line(fmt.Sprintf("%s: %v", t.ID, err))
+		s.progress.Line(fmt.Sprintf("%s: %v", t.ID, err))
 		return
 	}
 	if res.Outcome != grader.OutcomeInfraError {
 		if err := s.cache.Store(t.Key, s.runID, t.ID); err != nil {
-			s.progress.line(fmt.Sprintf("%s: %v", t.ID, err))
+			s.progress.Line(fmt.Sprintf("%s: %v", t.ID, err))
 		}
 	}
 	s.record(t, res)
-	s.progress.finished(t, res)
+	s.progress.Finished(t, res)
 }
 
 func (s *runState) record(t *suite.Trial, r *results.Result) {

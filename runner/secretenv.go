@@ -90,7 +90,7 @@ func (s *runState) redactTrial(dir string, res *results.Result) {
 		return
 	}
 	if err := s.redact.Tree(dir); err != nil {
-		s.progress.line("redact secrets: " + err.Error())
+		s.progress.Line("redact secrets: " + err.Error())
 	}
 	data, err := json.Marshal(res)
 	if err != nil {
@@ -128,7 +128,7 @@ func (s *runState) redactRunFiles() {
 			err = s.redact.Tree(p)
 		}
 		if err != nil {
-			s.progress.line("redact secrets: " + err.Error())
+			s.progress.Line("redact secrets: " + err.Error())
 		}
 	}
 }

@@ -71,7 +71,7 @@ func runImagesLs(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "flightdeck images ls: %v\n", err)
 		return exitFindings
 	}
-	slices.SortFunc(list, func(a, b runner.CachedImage) int { return b.LastUsed.Compare(a.LastUsed) })
+	slices.SortFunc(list, func(a, b images.Cached) int { return b.LastUsed.Compare(a.LastUsed) })
 	if *asJSON {
 		type row struct {
 			Ref      string    `json:"ref"`

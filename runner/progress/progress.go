@@ -1,4 +1,5 @@
-package runner
+// Package progress reports a run as it goes (Progress).
+package progress
 
 import (
 	"fmt"
@@ -15,15 +16,15 @@ import (
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
-// progress reports a run as it goes: one line per event; on a terminal
+// Progress reports a run as it goes: one line per event; on a terminal
 // also a live status block under them (trials done, passed, failed, infra
 // errors, an estimate of the time left, and each trial running with its
 // phase and elapsed time), redrawn as things change and every second.
-type progress struct {
+type Progress struct {
 	mu      sync.Mutex
 	w       io.Writer
 	tty     bool
-	width   func() int // the terminal's columns (tty); nil: 100
+	Width   func() int // the terminal's columns (tty); nil: 100
 	total   int
 	settled int
 	running map[string]string // trial → phase
@@ -34,21 +35,29 @@ type progress struct {
 	ran                    []time.Duration
 	jobs                   int // trials at once, for the estimate
 	stop                   chan struct{}
-	// quiet leaves out the run's and the trials' own lines (a shell's
+	// Quiet leaves out the run's and the trials' own lines (a shell's
 	// run): what is printed is notes, image builds and problems.
-	quiet bool
+	Quiet bool
 }
 
-func newProgress(w io.Writer, tty bool, total int) *progress {
+func New(w io.Writer, tty bool, total int) *Progress {
 	if w == nil {
 		w = io.Discard
 	}
-	return &progress{w: w, tty: tty, total: total, running: map[string]string{}, started: map[string]time.Time{}, jobs: 1}
+	return &Progress{w: w, tty: tty, total: total, running: map[string]string{}, started: map[string]time.Time{}, jobs: 1}
 }
 
-// tick redraws the block every second until done, so that the elapsed
+// SetJobs says how many trials run at once, for the estimate of the
+// time left.
+func (p *Progress) SetJobs(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.jobs = max(1, n)
+}
+
+// Tick redraws the block every second until done, so that the elapsed
 // times move while nothing else happens.
-func (p *progress) tick() {
+func (p *Progress) Tick() {
 	if !p.tty || p.stop != nil {
 		return
 	}
@@ -72,7 +81,7 @@ func (p *progress) tick() {
 }
 
 // emit prints a permanent line and redraws the status block.
-func (p *progress) emit(line string) {
+func (p *Progress) emit(line string) {
 	if p.lines > 0 {
 		// Up to the block's first line, and clear to the end of the screen.
 		if p.lines > 1 {
@@ -95,10 +104,10 @@ func (p *progress) emit(line string) {
 const maxRunningLines = 12
 
 // block is the status block: a summary line, then the trials running.
-func (p *progress) block() []string {
+func (p *Progress) block() []string {
 	width := 100
-	if p.width != nil {
-		if w := p.width(); w > 20 {
+	if p.Width != nil {
+		if w := p.Width(); w > 20 {
 			width = w
 		}
 	}
@@ -127,7 +136,7 @@ func (p *progress) block() []string {
 
 // eta estimates the time left from the finished trials' mean duration and
 // the trials at once; none before a trial has finished.
-func (p *progress) eta() (time.Duration, bool) {
+func (p *Progress) eta() (time.Duration, bool) {
 	if len(p.ran) == 0 {
 		return 0, false
 	}
@@ -146,23 +155,23 @@ func (p *progress) eta() (time.Duration, bool) {
 	return max(est, 0), true
 }
 
-func (p *progress) line(s string) {
+func (p *Progress) Line(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.emit(s)
 }
 
-func (p *progress) start(t *suite.Trial) {
+func (p *Progress) Start(t *suite.Trial) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running[t.ID] = "starting"
 	p.started[t.ID] = time.Now()
-	if !p.quiet {
+	if !p.Quiet {
 		p.emit(fmt.Sprintf("start    %s", t.ID))
 	}
 }
 
-func (p *progress) phase(t *suite.Trial, phase string) {
+func (p *Progress) phase(t *suite.Trial, phase string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running[t.ID] = phase
@@ -171,25 +180,25 @@ func (p *progress) phase(t *suite.Trial, phase string) {
 	}
 }
 
-func (p *progress) note(t *suite.Trial, msg string) {
-	p.line(fmt.Sprintf("         %s: %s", t.ID, msg))
+func (p *Progress) note(t *suite.Trial, msg string) {
+	p.Line(fmt.Sprintf("         %s: %s", t.ID, msg))
 }
 
-func (p *progress) retry(t *suite.Trial, why string) {
-	p.line(fmt.Sprintf("retry    %s: infra_error: %s", t.ID, why))
+func (p *Progress) Retry(t *suite.Trial, why string) {
+	p.Line(fmt.Sprintf("retry    %s: infra_error: %s", t.ID, why))
 }
 
-func (p *progress) interrupted(t *suite.Trial) {
+func (p *Progress) Interrupted(t *suite.Trial) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.running, t.ID)
 	delete(p.started, t.ID)
-	if !p.quiet {
+	if !p.Quiet {
 		p.emit(fmt.Sprintf("stopped  %s: interrupted, no result", t.ID))
 	}
 }
 
-func (p *progress) finished(t *suite.Trial, r *results.Result) {
+func (p *Progress) Finished(t *suite.Trial, r *results.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.running, t.ID)
@@ -199,13 +208,13 @@ func (p *progress) finished(t *suite.Trial, r *results.Result) {
 	delete(p.started, t.ID)
 	p.ran = append(p.ran, ran)
 	took := ran.Round(100 * time.Millisecond)
-	if p.quiet {
+	if p.Quiet {
 		return
 	}
 	p.emit(fmt.Sprintf("%-8s %s  %s  %s%s%s", r.Outcome, t.ID, results.RewardText(r), took, results.ExpectText(r), results.SubstituteText(r)))
 }
 
-func (p *progress) cached(t *suite.Trial, r *results.Result) {
+func (p *Progress) Cached(t *suite.Trial, r *results.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.settled++
@@ -213,7 +222,7 @@ func (p *progress) cached(t *suite.Trial, r *results.Result) {
 	p.emit(fmt.Sprintf("cached   %s  %s %s%s%s", t.ID, r.Outcome, results.RewardText(r), results.ExpectText(r), results.SubstituteText(r)))
 }
 
-func (p *progress) kept(t *suite.Trial, r *results.Result) {
+func (p *Progress) Kept(t *suite.Trial, r *results.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.settled++
@@ -221,7 +230,7 @@ func (p *progress) kept(t *suite.Trial, r *results.Result) {
 	p.emit(fmt.Sprintf("kept     %s  %s %s", t.ID, r.Outcome, results.RewardText(r)))
 }
 
-func (p *progress) refused(t *suite.Trial, r *results.Result) {
+func (p *Progress) Refused(t *suite.Trial, r *results.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.settled++
@@ -229,7 +238,7 @@ func (p *progress) refused(t *suite.Trial, r *results.Result) {
 }
 
 // count adds a settled trial to the block's counts.
-func (p *progress) count(r *results.Result) {
+func (p *Progress) count(r *results.Result) {
 	switch r.Outcome {
 	case grader.OutcomePassed:
 		p.passed++
@@ -241,7 +250,7 @@ func (p *progress) count(r *results.Result) {
 	}
 }
 
-func (p *progress) done() {
+func (p *Progress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stop != nil {
@@ -253,5 +262,5 @@ func (p *progress) done() {
 }
 
 // Phase and Note are the trials' Reporter (trial.Reporter).
-func (p *progress) Phase(t *suite.Trial, phase string) { p.phase(t, phase) }
-func (p *progress) Note(t *suite.Trial, msg string)    { p.note(t, msg) }
+func (p *Progress) Phase(t *suite.Trial, phase string) { p.phase(t, phase) }
+func (p *Progress) Note(t *suite.Trial, msg string)    { p.note(t, msg) }

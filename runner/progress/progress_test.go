@@ -1,4 +1,4 @@
-package runner
+package progress
 
 import (
 	"bytes"
@@ -19,17 +19,17 @@ import (
 // Elsewhere the lines are the only output.
 func TestProgressStatusBlock(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, true, 4)
-	p.width = func() int { return 90 }
+	p := New(&buf, true, 4)
+	p.Width = func() int { return 90 }
 	p.jobs = 2
 	a, b, c := &suite.Trial{ID: "task-a__oracle__1"}, &suite.Trial{ID: "task-b__oracle__1"}, &suite.Trial{ID: "task-c-" + strings.Repeat("long-", 20) + "_oracle__1"}
-	p.start(a)
-	p.start(b)
+	p.Start(a)
+	p.Start(b)
 	p.phase(b, "grade")
 	p.started[a.ID] = time.Now().Add(-10 * time.Second)
-	p.finished(a, &results.Result{Outcome: grader.OutcomePassed})
-	p.start(c)
-	p.cached(&suite.Trial{ID: "task-d__nop__1"}, &results.Result{Outcome: grader.OutcomeFailed})
+	p.Finished(a, &results.Result{Outcome: grader.OutcomePassed})
+	p.Start(c)
+	p.Cached(&suite.Trial{ID: "task-d__nop__1"}, &results.Result{Outcome: grader.OutcomeFailed})
 	out := buf.String()
 	screen := out[strings.LastIndex(out, "\033[J")+len("\033[J"):]
 	lines := strings.Split(screen, "\n")
@@ -39,15 +39,15 @@ func TestProgressStatusBlock(t *testing.T) {
 	assert.Regexp(t, `^  starting +\d+\.\ds  task-c-long-long-.*…$`, lines[3], "cut to the terminal's width")
 	assert.Equal(t, 89, len([]rune(lines[3])))
 	assert.Contains(t, out, "\033[2A\r\033[J", "the three-line block is replaced in place")
-	p.done()
+	p.Done()
 	assert.True(t, strings.HasSuffix(buf.String(), "\033[J"), "done clears the block")
 
 	buf.Reset()
-	plain := newProgress(&buf, false, 2)
-	plain.start(a)
+	plain := New(&buf, false, 2)
+	plain.Start(a)
 	plain.phase(a, "agent")
-	plain.finished(a, &results.Result{Outcome: grader.OutcomePassed})
-	plain.done()
+	plain.Finished(a, &results.Result{Outcome: grader.OutcomePassed})
+	plain.Done()
 	assert.NotContains(t, buf.String(), "\033", "no control codes off a terminal")
 	assert.Equal(t, 2, strings.Count(buf.String(), "\n"), "a start line and a finished line")
 }

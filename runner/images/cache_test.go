@@ -1,4 +1,4 @@
-package runner
+package images
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func (f *fakeImageStore) RemoveImage(_ context.Context, ref string) error {
 // The budget evicts by the index's last use, not the build time; an image
 // in use stays; the index forgets what was evicted; a failed removal is
 // said and the rest still goes.
-func TestPruneImagesByLastUse(t *testing.T) {
+func TestPruneByLastUse(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	built := now.Add(-72 * time.Hour)
 	store := &fakeImageStore{imgs: []sandbox.CachedImage{
@@ -80,7 +80,7 @@ func TestPruneImagesByLastUse(t *testing.T) {
 	assert.Equal(t, []string{"flightdeck/a:2", "flightdeck/a:1", "flightdeck/new-never-used:1"}, plan.Evicted)
 	assert.Equal(t, int64(200<<10), plan.After)
 
-	sum, err := PruneImages(context.Background(), store, dir, imagecache.Policy{MaxSize: 200 << 10}, now)
+	sum, err := Prune(context.Background(), store, dir, imagecache.Policy{MaxSize: 200 << 10}, now)
 	require.NoError(t, err)
 	assert.Equal(t, plan.Evicted, sum.Evicted, "what the dry run said is what goes")
 	assert.Equal(t, []string{"flightdeck/a:2", "flightdeck/a:1", "flightdeck/new-never-used:1"}, store.removed,
@@ -94,7 +94,7 @@ func TestPruneImagesByLastUse(t *testing.T) {
 	assert.Contains(t, sum.Line(), "evicted 3 least recently used")
 
 	store = &fakeImageStore{imgs: store.imgs[:2], fail: "flightdeck/new-never-used:1"}
-	sum, err = PruneImages(context.Background(), store, "", imagecache.Policy{MaxSize: 1}, now)
+	sum, err = Prune(context.Background(), store, "", imagecache.Policy{MaxSize: 1}, now)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "evict flightdeck/new-never-used:1")
 	assert.Equal(t, []string{"flightdeck/old-but-used:1"}, sum.Evicted, "without the index, the build time decides; one failure does not stop the rest")
@@ -106,7 +106,7 @@ func (f *fakeImageStore) TaskImageRepos(context.Context) (map[string]bool, error
 // (recorded by a build), else measures them from the images' layers; the
 // engine's disk usage is asked only with fresh. What is measured is kept.
 // Index entries of images gone from the engine are dropped.
-func TestCachedImagesSizes(t *testing.T) {
+func TestListCachedSizes(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	dir := t.TempDir()
@@ -119,14 +119,14 @@ func TestCachedImagesSizes(t *testing.T) {
 		{ID: "b", Refs: []string{"flightdeck/built:1"}, Size: -1, Created: now},
 	}, sizes: map[string]int64{"l": 6, "b": 71, "m": 12}}
 
-	sizeOf := func(list []CachedImage) map[string]int64 {
+	sizeOf := func(list []Cached) map[string]int64 {
 		out := map[string]int64{}
 		for _, c := range list {
 			out[c.Ref] = c.Size
 		}
 		return out
 	}
-	list, err := CachedImages(ctx, store, dir, false)
+	list, err := ListCached(ctx, store, dir, false)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{"flightdeck/listed:1": 5, "flightdeck/built:1": 70}, sizeOf(list))
 	assert.Zero(t, store.dfCalls, "every size was known without the disk usage")
@@ -139,7 +139,7 @@ func TestCachedImagesSizes(t *testing.T) {
 	// old one.
 	store.imgs = append(store.imgs, sandbox.CachedImage{ID: "m", Refs: []string{"flightdeck/moved:1"}, Size: -1, Created: now})
 	require.NoError(t, idx.Touch([]imagecache.Touched{{Ref: "flightdeck/moved:1", ID: "old-id", Size: 99}}, "run-2", now))
-	list, err = CachedImages(ctx, store, dir, false)
+	list, err = ListCached(ctx, store, dir, false)
 	require.NoError(t, err)
 	assert.Equal(t, int64(12), sizeOf(list)["flightdeck/moved:1"])
 	assert.Equal(t, []string{"m"}, store.measured, "measured from its layers: only the image without a figure")
@@ -148,11 +148,11 @@ func TestCachedImagesSizes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, imagecache.Use{LastUsed: uses["flightdeck/moved:1"].LastUsed, Runs: []string{"run-2"}, SizeOf: "m", Size: 12},
 		uses["flightdeck/moved:1"], "the measured size is kept, the use too")
-	_, err = CachedImages(ctx, store, dir, false)
+	_, err = ListCached(ctx, store, dir, false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"m"}, store.measured, "kept: not measured again")
 
-	list, err = CachedImages(ctx, store, dir, true)
+	list, err = ListCached(ctx, store, dir, true)
 	require.NoError(t, err)
 	assert.Equal(t, 1, store.dfCalls, "fresh: the disk usage")
 	assert.Equal(t, map[string]int64{"flightdeck/listed:1": 6, "flightdeck/built:1": 71, "flightdeck/moved:1": 12}, sizeOf(list), "fresh: all measured anew")
@@ -160,13 +160,13 @@ func TestCachedImagesSizes(t *testing.T) {
 
 // A prune narrowed by a match says what is cached of the matched images
 // alone.
-func TestPruneImagesMatchedTotal(t *testing.T) {
+func TestPruneMatchedTotal(t *testing.T) {
 	now := time.Now()
 	store := &fakeImageStore{imgs: []sandbox.CachedImage{
 		{ID: "1", Refs: []string{"flightdeck/slow:1"}, Size: 0, Created: now},
 		{ID: "2", Refs: []string{"flightdeck/other:1"}, Size: 500, Created: now},
 	}}
-	sum, err := PruneImages(context.Background(), store, "", imagecache.Policy{MaxSize: 1,
+	sum, err := Prune(context.Background(), store, "", imagecache.Policy{MaxSize: 1,
 		Match: func(ref string) bool { return ref == "flightdeck/slow:1" }}, now)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"flightdeck/slow:1"}, sum.Evicted)
