@@ -95,7 +95,7 @@ func TestAgentProcessesEndBeforeGrading(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, res.Reward, ts.Trial)
 		if res.Native {
-			assert.Empty(t, res.GradePhase.Mode, ts.Trial)
+			assert.Equal(t, "fresh", res.GradePhase.Mode, ts.Trial)
 		} else {
 			assert.Equal(t, "live", res.GradePhase.Mode, ts.Trial)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -50,7 +51,7 @@ func runTaskCheck(_ context.Context, env *cliEnv, args []string) int {
 	}
 	var out []checkedTask
 	errs, warns := 0, 0
-	for _, arg := range fs.Args() {
+	for _, arg := range datasetArgs(env, fs.Args()) {
 		dir := resolveTaskDir(env, arg)
 		found := tasks.Check(dir)
 		for i := range found {
@@ -160,6 +161,33 @@ func recordedNote(d digestedTask) string {
 		return "matches task.toml"
 	}
 	return "task.toml records " + d.RecordedFilesDigest + "; run with --write if the change to tests/ is deliberate"
+}
+
+// datasetArgs replaces each argument that is a dataset dir (no task.toml
+// of its own, task dirs below it) by its task dirs, as run and task verify
+// read it; the others stay.
+func datasetArgs(env *cliEnv, args []string) []string {
+	var out []string
+	for _, arg := range args {
+		dir := resolveTaskDir(env, arg)
+		if _, err := os.Stat(filepath.Join(dir, tasks.TaskFile)); err == nil {
+			out = append(out, arg)
+			continue
+		}
+		ents, err := os.ReadDir(dir)
+		var subs []string
+		for _, e := range ents {
+			if _, serr := os.Stat(filepath.Join(dir, e.Name(), tasks.TaskFile)); e.IsDir() && serr == nil {
+				subs = append(subs, filepath.Join(arg, e.Name()))
+			}
+		}
+		if err != nil || len(subs) == 0 {
+			out = append(out, arg) // its check says what it lacks
+			continue
+		}
+		out = append(out, subs...)
+	}
+	return out
 }
 
 // resolveTaskDir resolves a path argument against the command's working directory.
