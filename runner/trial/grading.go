@@ -56,7 +56,7 @@ func chooseGrading(t *suite.Trial, step *stepRun) string {
 // files the agent left, no agent process and no planted reward. The
 // snapshot is removed after the grade. The task's artifacts are collected
 // first: the container is gone after.
-func (h *harborTrial) snapshotGrade(ctx context.Context, req grader.Request) (grader.Grade, error) {
+func (h *sharedTrial) snapshotGrade(ctx context.Context, req grader.Request) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
 	var err error
 	if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
@@ -92,7 +92,7 @@ func (h *harborTrial) snapshotGrade(ctx context.Context, req grader.Request) (gr
 // snapshot stops the trial's container and commits it to an image, which
 // is removed with the trial (unless --keep), as the container is at once.
 // With no container (nop's), the task image is what the agent left: "".
-func (h *harborTrial) snapshot(ctx context.Context) (string, error) {
+func (h *sharedTrial) snapshot(ctx context.Context) (string, error) {
 	s, t := h.a.s, h.a.t
 	if h.container == "" {
 		return "", nil

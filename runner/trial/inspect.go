@@ -47,9 +47,9 @@ const inspectTimeout = 2 * time.Minute
 // multi-step task's step, named): not after nop's (nothing of an agent
 // ran), nor for a separate verifier (its own image grades), nor when the
 // container has stopped.
-func (h *harborTrial) inspectAgent(ctx context.Context, st *stepRun) {
+func (h *sharedTrial) inspectAgent(ctx context.Context, st *stepRun) {
 	step := st.name
-	if h.agentStart.IsZero() {
+	if h.insp.agentStart.IsZero() {
 		return
 	}
 	if h.a.t.Variant.Tamper == suite.TamperOff && inspected(h.a.t, true) {
@@ -62,13 +62,13 @@ func (h *harborTrial) inspectAgent(ctx context.Context, st *stepRun) {
 	if st.separate != nil {
 		return // the step's own image grades it
 	}
-	if h.agentEnd == nil {
+	if h.insp.agentEnd == nil {
 		if st, err := h.a.s.Engine.State(ctx, h.container); err != nil || !st.Running {
 			h.checked(step, nil, "the task's container stopped during the agent's phase")
 			return
 		}
 	}
-	h.inspect(ctx, step, h.agentStart)
+	h.inspect(ctx, step, h.insp.agentStart)
 }
 
 // inspected reports whether a Harbor-model trial's agent phase is
@@ -100,10 +100,10 @@ func sharedVerifier(t *tasks.Task) bool {
 // restartForInspect starts again a container the agent's timeout stopped,
 // as the verifier would have it started, so that the inspector can read
 // it; the engine's list of what changed in it is taken first.
-func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) error {
-	h.stoppedChanges = nil
+func (h *sharedTrial) restartForInspect(ctx context.Context, ag agent.Result) error {
+	h.insp.stoppedChanges = nil
 	if ag.TimedOut {
-		h.agentEnd = nil
+		h.insp.agentEnd = nil
 	}
 	if !ag.TimedOut || !inspected(h.a.t, false) {
 		return nil
@@ -118,9 +118,9 @@ func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) er
 		h.a.s.Report.Note(h.a.t, "tamper check: list the stopped container's changes: "+err.Error())
 		return nil
 	}
-	h.stoppedChanges = make(map[string]bool, len(changed))
+	h.insp.stoppedChanges = make(map[string]bool, len(changed))
 	for _, p := range changed {
-		h.stoppedChanges[p] = true
+		h.insp.stoppedChanges[p] = true
 	}
 	return h.ready(ctx, false)
 }
@@ -128,7 +128,7 @@ func (h *harborTrial) restartForInspect(ctx context.Context, ag agent.Result) er
 // inspect runs the tamper inspector over the trial's container for the
 // changes made since (a time of this host's) and records what it found.
 // What fails is said; it is never the trial's failure.
-func (h *harborTrial) inspect(ctx context.Context, step string, since time.Time) {
+func (h *sharedTrial) inspect(ctx context.Context, step string, since time.Time) {
 	findings, installed, err := h.tamperFindings(ctx, since)
 	if err != nil {
 		h.checked(step, nil, err.Error())
@@ -147,7 +147,7 @@ func (h *harborTrial) inspect(ctx context.Context, step string, since time.Time)
 // checked records one inspection in the result's tamper check: checked
 // when every inspection of the trial (one per step) was, with what kept
 // each one that was not.
-func (h *harborTrial) checked(step string, installed []string, notChecked string) {
+func (h *sharedTrial) checked(step string, installed []string, notChecked string) {
 	c := h.a.res.TamperCheck
 	if c == nil {
 		c = &results.TamperCheck{Checked: true}
@@ -169,20 +169,20 @@ func (h *harborTrial) checked(step string, installed []string, notChecked string
 }
 
 // addTamper records findings in the result and the progress.
-func (h *harborTrial) addTamper(findings ...tamper.Finding) {
+func (h *sharedTrial) addTamper(findings ...tamper.Finding) {
 	for _, f := range findings {
 		h.a.res.Tamper = append(h.a.res.Tamper, f)
 		h.a.s.Report.Note(h.a.t, fmt.Sprintf("tamper: %s %s: %s", f.Kind, f.Path, f.Evidence))
 	}
 }
 
-func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]tamper.Finding, []string, error) {
+func (h *sharedTrial) tamperFindings(ctx context.Context, since time.Time) ([]tamper.Finding, []string, error) {
 	s, t := h.a.s, h.a.t
 	var target sandbox.State
 	var err error
-	if h.agentEnd != nil {
+	if h.insp.agentEnd != nil {
 		// Checked again once read, below.
-		target = *h.agentEnd
+		target = *h.insp.agentEnd
 	} else if target, err = s.Engine.State(ctx, h.container); err != nil {
 		return nil, nil, err
 	}
@@ -209,8 +209,8 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	}
 	changes := parseChanges(out)
 	procs := parseProcesses(out)
-	if h.stoppedChanges != nil {
-		changes = slices.DeleteFunc(changes, func(c tamper.Change) bool { return !h.stoppedChanges[c.Path] })
+	if h.insp.stoppedChanges != nil {
+		changes = slices.DeleteFunc(changes, func(c tamper.Change) bool { return !h.insp.stoppedChanges[c.Path] })
 	}
 	candidates := tamper.Candidates(changes, sc)
 	var findings []tamper.Finding
@@ -236,7 +236,7 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 	if after, err := s.Engine.State(ctx, h.container); err != nil || !after.Running || after.Pid != target.Pid {
 		return nil, nil, errors.New("the task's container stopped while it was read")
 	}
-	h.leftovers = procs.leftovers(target.Pid, h.before, h.ownCutoff())
+	h.insp.leftovers = procs.leftovers(target.Pid, h.insp.before, h.ownCutoff())
 	if len(changes) >= inspectListMax {
 		findings = append(findings, tamper.Finding{Path: "/", Kind: "incomplete",
 			Evidence: fmt.Sprintf("more than %d paths changed outside the work dir: only the first were judged", inspectListMax)})
@@ -248,7 +248,7 @@ func (h *harborTrial) tamperFindings(ctx context.Context, since time.Time) ([]ta
 // those the task's image does not have and that shadow no tool of the same
 // name later on PATH (a task may ask for a tool of its own). The image is
 // read from a container created from it, which never starts.
-func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, pathDirs []string) ([]tamper.Finding, error) {
+func (h *sharedTrial) newTools(ctx context.Context, findings []tamper.Finding, pathDirs []string) ([]tamper.Finding, error) {
 	if !slices.ContainsFunc(findings, func(f tamper.Finding) bool { return f.Kind == tamper.KindTool }) {
 		return findings, nil
 	}
@@ -302,7 +302,7 @@ func (h *harborTrial) newTools(ctx context.Context, findings []tamper.Finding, p
 
 // runInspector runs inspect.sh with args (and env) in the inspector and
 // returns its output.
-func (h *harborTrial) runInspector(ctx context.Context, id string, env []string, args ...string) ([]byte, error) {
+func (h *sharedTrial) runInspector(ctx context.Context, id string, env []string, args ...string) ([]byte, error) {
 	outPath := filepath.Join(h.a.scratch, "inspect.out")
 	errPath := filepath.Join(h.a.scratch, "inspect.err")
 	cmd := append([]string{"bash", "-c", inspectScript, "inspect.sh"}, args...)

@@ -39,8 +39,8 @@ const (
 // leftoverGuard is the guard of a live grade, nil when nothing of the
 // agent's can be running: after nop, which runs nothing, or when the
 // inspection after the agent found none of its processes left.
-func (h *harborTrial) leftoverGuard(timeout time.Duration) *leftoverGuard {
-	if h.a.t.Variant.Agent == suite.AgentNop || h.leftovers == leftoversNone {
+func (h *sharedTrial) leftoverGuard(timeout time.Duration) *leftoverGuard {
+	if h.a.t.Variant.Agent == suite.AgentNop || h.insp.leftovers == leftoversNone {
 		return nil
 	}
 	return &leftoverGuard{h: h, timeout: timeout}
@@ -54,9 +54,9 @@ func (h *harborTrial) leftoverGuard(timeout time.Duration) *leftoverGuard {
 const ownMargin = 250 * time.Millisecond
 
 // ownCutoff is, on the engine's clock, when the container's own processes
-// (h.before) had all started.
-func (h *harborTrial) ownCutoff() time.Time {
-	return h.beforeAt.Add(h.a.s.ClockOffset + ownMargin)
+// (h.insp.before) had all started.
+func (h *sharedTrial) ownCutoff() time.Time {
+	return h.insp.beforeAt.Add(h.a.s.ClockOffset + ownMargin)
 }
 
 //go:embed leftovers.py
@@ -69,7 +69,7 @@ const leftoverSlack = 5 * time.Minute
 // leftoverGuard is a grader.LiveGuard over the processes the agent left in
 // a Harbor trial's container, run by the run's inspector.
 type leftoverGuard struct {
-	h         *harborTrial
+	h         *sharedTrial
 	timeout   time.Duration // the verifier's; 0: none
 	inspector string
 	dir       string   // the inspector's state for this grade
@@ -85,8 +85,8 @@ type guardReply struct {
 	Error    string   `json:"error"`
 }
 
-// Hold stops the processes of the container that its own (h.before,
-// listed at h.beforeAt) are not.
+// Hold stops the processes of the container that its own (h.insp.before,
+// listed at h.insp.beforeAt) are not.
 func (g *leftoverGuard) Hold(ctx context.Context) error {
 	h := g.h
 	s := h.a.s
@@ -110,7 +110,7 @@ func (g *leftoverGuard) Hold(ctx context.Context) error {
 		strconv.FormatFloat(float64(cutoff.UnixNano())/1e9, 'f', 3, 64),
 		strconv.FormatFloat(lifetime.Seconds(), 'f', 0, 64),
 		harbor.VerifierLogs, grader.HarborTestsDir, "--"}
-	for _, p := range h.before {
+	for _, p := range h.insp.before {
 		args = append(args, strconv.Itoa(p.PID))
 	}
 	reply, err := g.run(ctx, args...)

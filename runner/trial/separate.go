@@ -37,7 +37,7 @@ const verifierBuildLog = "verifier-build.log"
 
 // containerOf is the container of the trial's service ("" or main: the
 // task's container); "" when it has no such service.
-func (h *harborTrial) containerOf(service string) string {
+func (h *sharedTrial) containerOf(service string) string {
 	if service == "" || service == tasks.MainService {
 		return h.container
 	}
@@ -45,7 +45,7 @@ func (h *harborTrial) containerOf(service string) string {
 }
 
 // separateGrade grades a trial (or a step) in a separate verifier's container.
-func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
+func (h *sharedTrial) separateGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
 	env := *step.separate
 	var err error
@@ -99,7 +99,7 @@ func (h *harborTrial) separateGrade(ctx context.Context, step *stepRun, req grad
 
 // stopMain stops the task's container before the sidecars' evidence is
 // taken and the separate verifier runs: nothing of the agent's runs on.
-func (h *harborTrial) stopMain(ctx context.Context) error {
+func (h *sharedTrial) stopMain(ctx context.Context) error {
 	if err := h.a.s.Engine.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
 		return fmt.Errorf("stop the task's container before the separate verifier: %w", err)
 	}
@@ -109,7 +109,7 @@ func (h *harborTrial) stopMain(ctx context.Context) error {
 // verifierImage builds a separate verifier's image from the step's tests/
 // or the task's (cached by content, as task images are), or finds its
 // docker_image.
-func (h *harborTrial) verifierImage(ctx context.Context, step *stepRun, env tasks.EnvConfig) (string, error) {
+func (h *sharedTrial) verifierImage(ctx context.Context, step *stepRun, env tasks.EnvConfig) (string, error) {
 	s, t := h.a.s, h.a.t
 	spec := sandbox.BuildSpec{
 		Name: step.verifierImage, ContextDir: t.Task.VerifierContext(step.name), DockerImage: env.DockerImage,
@@ -144,7 +144,7 @@ const collectLog = "collect.log"
 
 // runCollect runs collect commands, numbered from after+1, each in the
 // service it names.
-func (h *harborTrial) runCollect(ctx context.Context, dir string, hooks []tasks.CollectHook, after int) {
+func (h *sharedTrial) runCollect(ctx context.Context, dir string, hooks []tasks.CollectHook, after int) {
 	log := filepath.Join(dir, collectLog)
 	for j, hook := range hooks {
 		i := after + j
@@ -205,7 +205,7 @@ func appendCollectLog(log string, n int, service, command, part, status string) 
 // sidecars' commands and artifacts. A command or an artifact that fails
 // is said, never the trial's failure; an error is the container's (it
 // could not be made ready, or stopped).
-func (h *harborTrial) collectEvidence(ctx context.Context, step *stepRun, as []tasks.Artifact, stopMain bool) ([]harbor.ArtifactEntry, error) {
+func (h *sharedTrial) collectEvidence(ctx context.Context, step *stepRun, as []tasks.Artifact, stopMain bool) ([]harbor.ArtifactEntry, error) {
 	dir := step.artifactsDir
 	var mainArts, sideArts []tasks.Artifact
 	for _, a := range as {

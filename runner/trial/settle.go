@@ -44,7 +44,7 @@ const (
 // needsSettle reports whether the trial's container is waited for after
 // it starts: it has an entrypoint of its own, and the task no healthcheck
 // (which says when it is ready better than any wait).
-func (h *harborTrial) needsSettle() bool {
+func (h *sharedTrial) needsSettle() bool {
 	if h.a.t.Variant.NoSettle {
 		return false
 	}
@@ -61,7 +61,7 @@ func (h *harborTrial) needsSettle() bool {
 // settled, and records the wait in result.json's start_wait. What fails is
 // noted and never the trial's failure: the agent then starts at once, as
 // it would with no entrypoint of its own.
-func (h *harborTrial) settle(ctx context.Context) {
+func (h *sharedTrial) settle(ctx context.Context) {
 	if !h.needsSettle() {
 		if h.a.t.Variant.NoSettle {
 			h.a.res.StartWait = &results.StartWait{Note: "not waited for: this run checks the oracle without the wait"}

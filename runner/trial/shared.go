@@ -20,7 +20,8 @@ import (
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
-// Harbor's container model, for trials graded Harbor's way (Trial.Harbor):
+// The shared model (Harbor's container model), for trials graded Harbor's
+// way (Trial.Harbor):
 // one container, started from the task image with the image's ENTRYPOINT
 // and flightdeck's keep-alive as its command (where Harbor's compose file
 // puts `sleep infinity`), holds the agent phase and then the verifier,
@@ -35,8 +36,8 @@ import (
 // written when the entrypoint exits before the agent or the verifier is done.
 const containerLog = "container.log"
 
-// harborTrial is the state of one trial in Harbor's container model.
-type harborTrial struct {
+// sharedTrial is the state of one trial in the shared model.
+type sharedTrial struct {
 	a         *trialAttempt
 	net       *trialnet.Net
 	img       sandbox.Image
@@ -44,6 +45,25 @@ type harborTrial struct {
 	workdir   string // the work dir in the container
 	container string // the trial's one container
 	started   time.Time
+	// insp is what the tamper inspector and the leftovers' guard know of
+	// the agent's doing in the container.
+	insp inspection
+	// seed is the image's copy of the work dir, the evidence's base (nil
+	// when the work dir is /), once seedDone has returned; seedErr is why
+	// it could not be taken, which the grade returns (an infrastructure
+	// error, as the copy's container is flightdeck's).
+	seed        *seedBase
+	seedDone    func() error
+	seedStarted bool
+	seedErr     error
+}
+
+// inspection is what the shared model knows of the agent's doing in the
+// trial's container, for the tamper inspector (inspect.go) and the guard
+// of the processes the agent left (leftovers.go): when the agents began,
+// the container's processes before them, and how the last agent's phase
+// left the container.
+type inspection struct {
 	// agentEnd is the container's state as the agent's phase ended, while
 	// it still holds (nil once the container was started again): the
 	// tamper inspector starts from it rather than asking the engine, which
@@ -67,24 +87,16 @@ type harborTrial struct {
 	// the inspector judges only those (what the entrypoint changes when
 	// it starts again is not the agent's doing).
 	stoppedChanges map[string]bool
-	// seed is the image's copy of the work dir, the evidence's base (nil
-	// when the work dir is /), once seedDone has returned; seedErr is why
-	// it could not be taken, which the grade returns (an infrastructure
-	// error, as the copy's container is flightdeck's).
-	seed        *seedBase
-	seedDone    func() error
-	seedStarted bool
-	seedErr     error
 }
 
-// newShared readies a trial in Harbor's container model: its network,
+// newShared readies a trial in the shared model: its network,
 // and (startSeed) the image's copy of the work dir, the evidence's base.
-func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) (*harborTrial, error) {
+func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sandbox.ImageInfo, dir string) (*sharedTrial, error) {
 	n, err := a.newNet(false)
 	if err != nil {
 		return nil, err
 	}
-	h := &harborTrial{a: a, net: n, img: img, info: info, workdir: dir}
+	h := &sharedTrial{a: a, net: n, img: img, info: info, workdir: dir}
 	h.loadCompose()
 	h.seedDone = func() error { return nil }
 	// Whatever ends the trial, the seed's phase is over before its result is.
@@ -98,7 +110,7 @@ func (a *trialAttempt) newShared(ctx context.Context, img sandbox.Image, info sa
 // for the copy (a container of its own, created, read and removed) would
 // otherwise slow the start the trial waits for, and the copy is needed
 // only for the evidence, after the agent.
-func (h *harborTrial) startSeed(ctx context.Context) {
+func (h *sharedTrial) startSeed(ctx context.Context) {
 	if h.seedStarted {
 		return
 	}
@@ -123,7 +135,7 @@ func (h *harborTrial) startSeed(ctx context.Context) {
 }
 
 // agentPhase runs a step's agent.
-func (h *harborTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Result, error) {
+func (h *sharedTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Result, error) {
 	return h.agent(ctx, step)
 }
 
@@ -132,7 +144,7 @@ func (h *harborTrial) agentPhase(ctx context.Context, step *stepRun) (agent.Resu
 // the work dir's copy out; the verifier starts once it is done. Each
 // step's agent is judged on what changed since it began: the verifiers
 // before it are flightdeck's own.
-func (h *harborTrial) inspectPhase(ctx context.Context, step *stepRun, ag agent.Result) (func(), error) {
+func (h *sharedTrial) inspectPhase(ctx context.Context, step *stepRun, ag agent.Result) (func(), error) {
 	if err := h.restartForInspect(ctx, ag); err != nil {
 		return nil, err
 	}
@@ -147,7 +159,7 @@ func (h *harborTrial) inspectPhase(ctx context.Context, step *stepRun, ag agent.
 // dir: main's working_dir there is the work dir when task.toml sets none
 // (Harbor's env file comes after the task's file, so
 // [environment].workdir wins over it).
-func (h *harborTrial) loadCompose() {
+func (h *sharedTrial) loadCompose() {
 	c := h.net.ComposeFile
 	if c == nil {
 		return
@@ -160,7 +172,7 @@ func (h *harborTrial) loadCompose() {
 
 // start starts the trial's container with the image's entrypoint, waits
 // for its healthcheck, and checks that the entrypoint is still running.
-func (h *harborTrial) start(ctx context.Context, instruction string) error {
+func (h *sharedTrial) start(ctx context.Context, instruction string) error {
 	s, t := h.a.s, h.a.t
 	task := t.Task
 	env, err := harbor.TaskEnv(task, "[environment].env", task.Config.Environment.Env, hostenv.Lookup)
@@ -214,17 +226,17 @@ func (h *harborTrial) start(ctx context.Context, instruction string) error {
 	if err := h.entrypointExited(ctx, "before the agent started"); err != nil {
 		return err
 	}
-	h.before, err = s.Engine.Processes(ctx, h.container)
+	h.insp.before, err = s.Engine.Processes(ctx, h.container)
 	if err != nil {
 		return fmt.Errorf("list the processes of the task's container: %w", err)
 	}
-	h.beforeAt = time.Now()
+	h.insp.beforeAt = time.Now()
 	return nil
 }
 
 // entrypointExited returns an error naming the entrypoint's exit, with its
 // output saved as ContainerLog, when the container is no longer running.
-func (h *harborTrial) entrypointExited(ctx context.Context, when string) error {
+func (h *sharedTrial) entrypointExited(ctx context.Context, when string) error {
 	st, err := h.a.s.Engine.State(ctx, h.container)
 	if err != nil || st.Running {
 		return err
@@ -278,7 +290,7 @@ type stepRun struct {
 // agent runs an agent phase in the trial's container, started first when
 // it is not yet. The container is left running: the verifier runs in it
 // next.
-func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, error) {
+func (h *sharedTrial) agent(ctx context.Context, step *stepRun) (agent.Result, error) {
 	s, t := h.a.s, h.a.t
 	ap := h.a.session(step, h.workdir)
 	ap.Harbor, ap.OutputDir, ap.SolutionDir = true, harbor.LogsDir(h.a.dir), step.solutionDir
@@ -313,10 +325,10 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		if step.setupFailed, err = h.prepare(ctx, step); err != nil || step.setupFailed != "" {
 			return err
 		}
-		h.agentStart = time.Now()
-		h.leftovers = leftoversUnknown
-		if h.agentSince.IsZero() {
-			h.agentSince = h.agentStart
+		h.insp.agentStart = time.Now()
+		h.insp.leftovers = leftoversUnknown
+		if h.insp.agentSince.IsZero() {
+			h.insp.agentSince = h.insp.agentStart
 		}
 		if res, err = ap.Run(ctx, instruction); err != nil {
 			return err
@@ -340,9 +352,9 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 		}
 		return nil
 	})
-	h.agentEnd = nil
+	h.insp.agentEnd = nil
 	if after != nil && after.Running && after.Pid > 0 {
-		h.agentEnd = after
+		h.insp.agentEnd = after
 	}
 	oomKilled := false
 	if after != nil {
@@ -361,7 +373,7 @@ func (h *harborTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 //
 // It returns the state it read, for the caller's use (a container that
 // ran out of memory), so that the state is read once.
-func (h *harborTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) (*sandbox.State, error) {
+func (h *sharedTrial) stoppedUnderAgent(ctx context.Context, res *agent.Result) (*sandbox.State, error) {
 	st, err := h.a.s.Engine.State(ctx, h.container)
 	if err != nil {
 		return nil, err
@@ -386,7 +398,7 @@ var evidenceLimits = sandbox.CopyLimits{MaxBytes: 2 << 30, MaxEntries: 500000, S
 
 // evidence copies the work dir out of the container and compares it with
 // the image's, on the host.
-func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evidence {
+func (h *sharedTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evidence {
 	if h.workdir == "/" {
 		h.a.res.Evidence.Note = "the work dir is /: no evidence"
 		writeEvidence(h.a.dir, &grader.Evidence{}, nil)
@@ -420,7 +432,7 @@ func (h *harborTrial) evidence(ctx context.Context, ag agent.Result) *grader.Evi
 
 // grade grades a step as chooseGrading decided: live in the trial's
 // container, from a snapshot of it, or in a separate verifier's.
-func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
+func (h *sharedTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, error) {
 	if h.seedErr != nil {
 		return grader.Grade{}, fmt.Errorf("copy the image's work dir for the evidence: %w", h.seedErr)
 	}
@@ -446,7 +458,7 @@ func (h *harborTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 
 // liveGrade runs the verifier in the trial's container, as the agent left
 // it, with what the agent left running kept apart (leftovers.go).
-func (h *harborTrial) liveGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
+func (h *sharedTrial) liveGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
 	env, err := harbor.VerifierEnv(t.Task, hostenv.Lookup)
 	if err != nil {
@@ -492,7 +504,7 @@ func (h *harborTrial) liveGrade(ctx context.Context, step *stepRun, req grader.R
 // (main's, or a sidecar's) into the trial's logs/artifacts, with a
 // manifest, as Harbor collects them; what fails is said, and is not the
 // trial's failure.
-func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEntry {
+func (h *sharedTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEntry {
 	as := h.a.t.Task.Artifacts()
 	if len(as) == 0 {
 		return nil
@@ -512,7 +524,7 @@ func (h *harborTrial) collectArtifacts(ctx context.Context) []harbor.ArtifactEnt
 // ready makes the container fit for the verifier: running (an agent that
 // timed out had it killed; it starts again with its entrypoint, its
 // filesystem as the agent left it) and on the verifier's network.
-func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
+func (h *sharedTrial) ready(ctx context.Context, forAgent bool) error {
 	eng := h.a.s.Engine
 	who := "the verifier"
 	if forAgent {
@@ -523,7 +535,7 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		return err
 	}
 	if !st.Running {
-		h.agentEnd = nil
+		h.insp.agentEnd = nil
 		if err := eng.Restart(ctx, h.container); err != nil {
 			return fmt.Errorf("start the task's container again for %s: %w", who, err)
 		}
@@ -533,11 +545,11 @@ func (h *harborTrial) ready(ctx context.Context, forAgent bool) error {
 		}
 		// No process of the agent's survived the stop: what runs now is
 		// the entrypoint's, started anew.
-		h.leftovers = leftoversNone
-		if h.before, err = eng.Processes(ctx, h.container); err != nil {
+		h.insp.leftovers = leftoversNone
+		if h.insp.before, err = eng.Processes(ctx, h.container); err != nil {
 			return fmt.Errorf("list the processes of the task's container: %w", err)
 		}
-		h.beforeAt = time.Now()
+		h.insp.beforeAt = time.Now()
 	}
 	return h.net.Enter(ctx, h.container, forAgent)
 }

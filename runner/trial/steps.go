@@ -222,7 +222,7 @@ func dirExists(p string) bool {
 // agent user, then its healthcheck polled. The failure it returns ("" when
 // none) ends the trial's steps. A single-step task has nothing to prepare:
 // its healthcheck is waited for as the container starts.
-func (h *harborTrial) prepare(ctx context.Context, st *stepRun) (failed string, err error) {
+func (h *sharedTrial) prepare(ctx context.Context, st *stepRun) (failed string, err error) {
 	if failed, err = h.stepSetup(ctx, st); err != nil || failed != "" {
 		return failed, err
 	}
@@ -231,7 +231,7 @@ func (h *harborTrial) prepare(ctx context.Context, st *stepRun) (failed string, 
 
 // stepHealthcheck polls a step's healthcheck, after its setup and before
 // its agent; a failure ends the steps there, as a failed setup does.
-func (h *harborTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
+func (h *sharedTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
 	hc := st.healthcheck
 	if hc == nil {
 		return ""
@@ -248,7 +248,7 @@ func (h *harborTrial) stepHealthcheck(ctx context.Context, st *stepRun) string {
 
 // stepSetup copies a step's workdir/ into the work dir and runs its
 // setup.sh, if it has one.
-func (h *harborTrial) stepSetup(ctx context.Context, st *stepRun) (failed string, err error) {
+func (h *sharedTrial) stepSetup(ctx context.Context, st *stepRun) (failed string, err error) {
 	src := st.setupDir
 	if src == "" {
 		return "", nil
