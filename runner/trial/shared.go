@@ -21,11 +21,10 @@ import (
 )
 
 // The shared model (Harbor's container model), for trials graded Harbor's
-// way (Trial.Harbor):
-// one container, started from the task image with the image's ENTRYPOINT
-// and flightdeck's keep-alive as its command (where Harbor's compose file
-// puts `sleep infinity`), holds the agent phase and then the verifier,
-// live. The work dir is the image's own directory in that container:
+// way (Trial.Harbor): one container, started from the task image with the
+// image's ENTRYPOINT and flightdeck's keep-alive as its command (where
+// Harbor's compose file puts `sleep infinity`), holds the agent phase and
+// then the verifier, live. The work dir is the image's own directory in that container:
 // nothing is bind-mounted over it and nothing of flightdeck's is written
 // into it. What the agent changed is read from outside: the work dir is
 // copied out after the agent phase and compared, in a shadow repository on
