@@ -154,7 +154,7 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 		variants[i].OracleOnly = variants[i].Agent == suite.AgentOracle
 	}
 	s := &suite.Suite{
-		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task verify"), Attempts: repeat, Retries: 1,
+		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, suite.VerifyFile), Attempts: repeat, Retries: 1,
 		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results",
 		Variants: variants,
 	}
@@ -215,7 +215,7 @@ func PrepareShell(ctx context.Context, dir string, opts suite.Options) (Request,
 		return Request{}, suite.UsageErrorf("%s: not a task directory: it holds no %s (a shell opens in one task)", dir, tasks.TaskFile)
 	}
 	s := &suite.Suite{
-		Name: "shell", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, "task shell"), Attempts: 1, Retries: 0,
+		Name: "shell", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, suite.ShellFile), Attempts: 1, Retries: 0,
 		TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}, Results: "results",
 		Variants: []suite.Variant{{Name: suite.AgentShell, Agent: suite.AgentShell, Attempts: 1}},
 	}

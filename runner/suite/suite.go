@@ -19,13 +19,23 @@ import (
 )
 
 // CommandLine is the file name of a suite made from the command line
-// (--path, task verify): in messages, "<cwd>/(command line):".
+// (--path): in messages, "<cwd>/(command line):".
 const CommandLine = "(command line)"
 
 // FromFile reports whether a suite file names a real file, where a
 // suite's keys (images:, say) can be set; not one made from the command
 // line.
-func FromFile(file string) bool { return file != "" && filepath.Base(file) != CommandLine }
+func FromFile(file string) bool {
+	base := filepath.Base(file)
+	return file != "" && base != CommandLine && base != VerifyFile && base != ShellFile
+}
+
+// VerifyFile and ShellFile are the file names of the suites task verify
+// and task shell make: in messages, "<cwd>/task verify:".
+const (
+	VerifyFile = "task verify"
+	ShellFile  = "task shell"
+)
 
 // DefaultSuiteFile is the suite `flightdeck run` reads when given none.
 const DefaultSuiteFile = "local.yaml"
