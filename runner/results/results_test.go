@@ -583,3 +583,18 @@ func TestKeptText(t *testing.T) {
 		})
 	}
 }
+
+// After an interrupt, a task whose trials have no result still has its
+// row: "not run", not a header without rows.
+func TestSummaryRowsOfTrialsNotRun(t *testing.T) {
+	rec := &RunRecord{RunID: "run", Dir: "/results/run", Status: StatusInterrupted,
+		NotRun: []string{"slow__oracle__1", "a__base__2"}}
+	FillRecord(rec, []suite.Variant{{Name: "base"}, {Name: "oracle"}}, 1, sampleResults()[:1])
+	rec.NotRun = []string{"slow__oracle__1", "a__base__2"}
+	var buf bytes.Buffer
+	WriteSummary(&buf, rec)
+	out := buf.String()
+	assert.Regexp(t, `(?m)^slow +- +not run$`, out)
+	assert.Regexp(t, `(?m)^a +passed 1, 1 not run +-$`, out)
+	assert.Contains(t, out, "2 trials without a result (interrupted)")
+}

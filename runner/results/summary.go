@@ -27,6 +27,20 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 		}
 		cells[t.TaskID][t.Variant] = append(cells[t.TaskID][t.Variant], t)
 	}
+	// A trial without a result (the run was interrupted, or its shard is
+	// missing) has its row and cell too.
+	notRun := map[string]map[string]int{}
+	for _, id := range rec.NotRun {
+		task, variant, _ := splitTrialID(id)
+		if cells[task] == nil {
+			cells[task] = map[string][]TrialSummary{}
+			tasks = append(tasks, task)
+		}
+		if notRun[task] == nil {
+			notRun[task] = map[string]int{}
+		}
+		notRun[task][variant]++
+	}
 	var variants []string
 	for _, v := range rec.Variants {
 		variants = append(variants, v.Variant)
@@ -36,7 +50,15 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	for _, task := range tasks {
 		row := []string{task}
 		for _, v := range variants {
-			row = append(row, cellText(cells[task][v]))
+			cell := cellText(cells[task][v])
+			if n := notRun[task][v]; n > 0 {
+				if len(cells[task][v]) == 0 {
+					cell = "not run"
+				} else {
+					cell += fmt.Sprintf(", %d not run", n)
+				}
+			}
+			row = append(row, cell)
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
