@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,11 @@ func Prepare(ctx context.Context, suiteFile string, opts suite.Options) (Request
 		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
 			// A task dir, or a dir of tasks, named where a suite goes.
 			return Request{}, suite.UsageErrorf("%s is a directory, not a suite file (YAML): to run the tasks in it, name it with --path %s", suiteFile, suiteFile)
+		}
+		if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) && suiteFile == suite.DefaultSuiteFile {
+			// The default suite, looked for where there is none.
+			return Request{}, suite.UsageErrorf("no suite file: %s has no %s; name one (flightdeck run SUITE.yaml), or the tasks (flightdeck run --path DIR)",
+				opts.Cwd, suite.DefaultSuiteFile)
 		}
 		var err error
 		if s, err = suite.LoadSuite(abs); err != nil {
