@@ -444,7 +444,11 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		}
 	})
 	rec.Versions.Engine, rec.Versions.EngineAPI = info.ServerVersion, info.APIVersion
-	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge}); err != nil {
+	if k, ok := eng.(interface{ MarkKept() }); ok && s.cfg.Keep {
+		// What this run keeps stays until a gc, whatever later runs reap.
+		k.MarkKept()
+	}
+	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge, LeaveKept: true}); err != nil {
 		s.progress.Line("reap orphans: " + err.Error())
 	} else if n := reaped.Containers + reaped.Images; n > 0 {
 		s.progress.Line(fmt.Sprintf("removed %d containers and %d images left by earlier runs", reaped.Containers, reaped.Images))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -26,6 +27,8 @@ type Docker struct {
 	// layerStore is where the engine keeps containers' writable layers,
 	// for ContainerSpec.ReadLayers and State.Layer.
 	layerStore layerStore
+	// keep: what this process creates is kept on purpose (MarkKept).
+	keep atomic.Bool
 }
 
 // Options tune a Docker engine. The zero value is what flightdeck uses.

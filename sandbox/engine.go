@@ -26,6 +26,9 @@ const (
 	LabelOwnerPID  = "flightdeck.owner.pid"
 	LabelCreated   = "flightdeck.created"
 	LabelKind      = "flightdeck.kind" // "task-image", "snapshot", "container"
+	// LabelKeep marks what a run kept on purpose (--keep): a later run's
+	// reap of orphans leaves it; gc removes it.
+	LabelKeep = "flightdeck.keep"
 	// LabelPhase names a container's part in its trial: "agent", "seed",
 	// "grade", "inspect", "service", "egress", "audit".
 	LabelPhase = "flightdeck.phase"
@@ -420,6 +423,9 @@ type ReapOptions struct {
 	// DryRun lists and counts what would go, and removes nothing (what a
 	// run kept with --keep, say).
 	DryRun bool
+	// LeaveKept leaves what a run kept on purpose (LabelKeep): a run's own
+	// reap of earlier runs' orphans, never a gc asked for.
+	LeaveKept bool
 }
 
 // Reaped counts what Reap removed.

@@ -36,8 +36,16 @@ func (d *Docker) ownedLabels(kind, runID, trialID string, extra map[string]strin
 	if d.opts.Test != "" && kind != KindTaskImage {
 		l[LabelTest] = d.opts.Test
 	}
+	if d.keep.Load() && kind != KindTaskImage && kind != KindProbe {
+		l[LabelKeep] = "true"
+	}
 	return l
 }
+
+// MarkKept marks everything this process creates from now on as kept on
+// purpose (LabelKeep; a run with --keep): a later run's reap of orphans
+// leaves it, a gc removes it.
+func (d *Docker) MarkKept() { d.keep.Store(true) }
 
 // randomHex returns n random bytes as hex.
 func randomHex(n int) string {

@@ -63,6 +63,9 @@ func (r *reaper) selected(labels map[string]string) bool {
 	if r.opts.MinAge > 0 && !olderThan(labels, r.opts.MinAge) {
 		return false
 	}
+	if r.opts.LeaveKept && labels[LabelKeep] == "true" {
+		return false
+	}
 	// Orphans of a test suite are its own to reap, and a test's reaper
 	// leaves a user's alone.
 	if r.opts.OrphansOnly && labels[LabelTest] != r.d.opts.Test {

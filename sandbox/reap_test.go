@@ -334,6 +334,11 @@ func TestReapSelectedMinAge(t *testing.T) {
 		{"another run's", ReapOptions{RunID: "s", MinAge: time.Minute}, orphan(at(time.Hour)), false},
 		{"a test's orphan, to a real run", ReapOptions{OrphansOnly: true}, tested(orphan(at(time.Hour)), "go-test"), false},
 		{"a test's orphan, to gc --all", ReapOptions{}, tested(orphan(at(time.Hour)), "go-test"), true},
+		// What a run kept with --keep outlives later runs' reaps of
+		// orphans; a gc asked for takes it.
+		{"kept, to a later run", ReapOptions{OrphansOnly: true, MinAge: time.Minute, LeaveKept: true}, kept(orphan(at(time.Hour))), false},
+		{"kept, to gc --run", ReapOptions{RunID: "r", OrphansOnly: true}, kept(orphan(at(time.Hour))), true},
+		{"not kept, to a later run", ReapOptions{OrphansOnly: true, MinAge: time.Minute, LeaveKept: true}, orphan(at(time.Hour)), true},
 	}
 	for _, tc := range tests {
 		r := &reaper{d: d, opts: tc.opts}
@@ -374,4 +379,21 @@ func TestTaskImagesConcurrently(t *testing.T) {
 	for range 3 {
 		assert.NoError(t, <-errs)
 	}
+}
+
+func kept(labels map[string]string) map[string]string {
+	labels[LabelKeep] = "true"
+	return labels
+}
+
+// Once marked kept, what the process creates carries the keep label, task
+// images and the preflight probe apart.
+func TestMarkKeptLabels(t *testing.T) {
+	d := &Docker{host: "here", pid: os.Getpid()}
+	assert.NotContains(t, d.ownedLabels(KindContainer, "r", "t", nil), LabelKeep)
+	d.MarkKept()
+	assert.Equal(t, "true", d.ownedLabels(KindContainer, "r", "t", nil)[LabelKeep])
+	assert.Equal(t, "true", d.ownedLabels(KindNetwork, "r", "t", nil)[LabelKeep])
+	assert.NotContains(t, d.ownedLabels(KindTaskImage, "", "", nil), LabelKeep)
+	assert.NotContains(t, d.ownedLabels(KindProbe, "", "", nil), LabelKeep)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
@@ -150,7 +151,8 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 		results.WriteSummary(env.stdout, rec)
 	}
 	if ctx.Err() != nil {
-		fmt.Fprintf(env.stderr, "flightdeck: interrupted; finished trials are kept: %s\n", results.ResumeCommand(rec, env.cwd))
+		fmt.Fprintf(env.stderr, "flightdeck: interrupted; %s with a result kept, %s without: finish with %s\n",
+			text.Count(len(rec.Trials), "trial"), text.Count(len(rec.NotRun), "trial"), results.ResumeCommand(rec, env.cwd))
 		return exitInterrupted
 	}
 	return code

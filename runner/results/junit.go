@@ -123,7 +123,7 @@ func addNotRun(doc *junitSuites, index map[string]int, rec *RunRecord) {
 	case len(rec.MissingShards) > 0:
 		why = "not run: " + MissingShardsText(rec)
 	case rec.Status == StatusInterrupted:
-		why = "interrupted: not run; finish with flightdeck run --resume " + rec.RunID
+		why = "interrupted: no result; finish with flightdeck run --resume " + rec.RunID
 	}
 	for _, id := range rec.NotRun {
 		task, variant, attempt := splitTrialID(id)

@@ -552,7 +552,7 @@ func TestJUnitListsTrialsNotRun(t *testing.T) {
 	assert.Contains(t, out, `skipped="2"`)
 	assert.Contains(t, out, `<testcase name="a#2" classname="base"`)
 	assert.Contains(t, out, `<testcase name="my__task#1" classname="treat"`)
-	assert.Contains(t, out, `message="interrupted: not run; finish with flightdeck run --resume run-1"`)
+	assert.Contains(t, out, `message="interrupted: no result; finish with flightdeck run --resume run-1"`)
 
 	rec.Status, rec.MissingShards, rec.Shards = StatusFinished, []int{2}, []string{"1/3 run-a", "3/3 run-c"}
 	data, err = junitXML(rec, nil)
@@ -594,7 +594,7 @@ func TestSummaryRowsOfTrialsNotRun(t *testing.T) {
 	var buf bytes.Buffer
 	WriteSummary(&buf, rec)
 	out := buf.String()
-	assert.Regexp(t, `(?m)^slow +- +not run$`, out)
-	assert.Regexp(t, `(?m)^a +passed 1, 1 not run +-$`, out)
+	assert.Regexp(t, `(?m)^slow +- +interrupted$`, out)
+	assert.Regexp(t, `(?m)^a +passed 1, 1 interrupted +-$`, out)
 	assert.Contains(t, out, "2 trials without a result (interrupted)")
 }

@@ -52,10 +52,14 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 		for _, v := range variants {
 			cell := cellText(cells[task][v])
 			if n := notRun[task][v]; n > 0 {
+				word := "not run"
+				if rec.Status == StatusInterrupted {
+					word = "interrupted"
+				}
 				if len(cells[task][v]) == 0 {
-					cell = "not run"
+					cell = word
 				} else {
-					cell += fmt.Sprintf(", %d not run", n)
+					cell += fmt.Sprintf(", %d %s", n, word)
 				}
 			}
 			row = append(row, cell)
