@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -43,6 +44,14 @@ func (l BuildLine) String() string {
 		var be *sandbox.BuildError
 		if errors.As(l.Err, &be) && be.Step != "" {
 			msg = fmt.Sprintf("at %s: %s", be.Step, be.Message)
+			if n := len(be.Tail); n > 0 {
+				// The step's own last word says more than its exit code.
+				msg += "; " + be.Tail[n-1]
+			}
+		}
+		if _, err := os.Stat(l.Log); l.Log == "" || err != nil {
+			// Nothing was built (the base is missing, say): no log to name.
+			return fmt.Sprintf("failed  %s  %s", l.Task, msg)
 		}
 		return fmt.Sprintf("failed  %s  %s (log: %s)", l.Task, msg, l.Log)
 	case l.Cached:
