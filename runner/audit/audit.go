@@ -152,6 +152,7 @@ func Audit(in Input) Task {
 		ran = []*results.Result{in.Nop}
 	}
 	noImage := imageFailed(ran)
+	noTrial := len(in.Oracle) == 0 && in.Nop == nil
 	for _, name := range Checks {
 		c := Check{Name: name, Status: Skipped}
 		switch {
@@ -162,12 +163,16 @@ func Audit(in Input) Task {
 			c.Evidence = "no oracle to run"
 		case noImage && needsImage[name]:
 			c.Evidence = "the image did not build"
-		case noImage && name == CheckLeaks && in.LeakErr != nil:
+		case (noImage || noTrial) && name == CheckLeaks && in.LeakErr != nil:
 			// What the build context and the Dockerfile hold was read;
 			// the image was not there to search.
+			why := "the image did not build"
+			if !noImage {
+				why = "no trial ran, so the image was not searched"
+			}
 			c.Status, c.Evidence = listCheck(in.Leaks, nil, Fail, "no file of tests/ or solution/ in the environment or the Dockerfile")
 			if c.Status == OK {
-				c.Status, c.Evidence = Skipped, "the image did not build (the environment and the Dockerfile hold no file of tests/ or solution/)"
+				c.Status, c.Evidence = Skipped, why+" (the environment and the Dockerfile hold no file of tests/ or solution/)"
 			}
 		default:
 			c.Status, c.Evidence = check(name, in)

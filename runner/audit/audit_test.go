@@ -81,6 +81,8 @@ func TestAuditChecks(t *testing.T) {
 			"the verdict holds for flightdeck/base:bookworm, not for python:3.12-slim"},
 		{"no trial ran: no base to tell", Input{NoOracle: true}, CheckBase, Skipped, "no trial ran"},
 		{"no solution, no image: nop says why", Input{NoOracle: true, Nop: unbuilt}, CheckNop, Skipped, "the image did not build"},
+		{"no trial ran: leaks not searched", Input{NoOracle: true, LeakErr: errNoImage}, CheckLeaks, Skipped,
+			"no trial ran, so the image was not searched (the environment and the Dockerfile hold no file of tests/ or solution/)"},
 		{"no image: the oracle says why", Input{Oracle: []*results.Result{unbuilt, unbuilt}}, CheckOracle, Fail, "failed at step 2"},
 		{"no image: nop skipped", Input{Oracle: []*results.Result{unbuilt}, Nop: unbuilt}, CheckNop, Skipped, "the image did not build"},
 		{"no image: flaky skipped", Input{Oracle: []*results.Result{unbuilt, unbuilt}}, CheckFlaky, Skipped, "the image did not build"},
