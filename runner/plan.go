@@ -243,8 +243,8 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 				continue
 			}
 			if v.Agent == suite.AgentOracle && !hasOracle(t) {
-				// Nothing to replay: run as an empty attempt, the oracle
-				// would fail as if its solution were wrong.
+				// Nothing to replay: run, the oracle would be an empty
+				// attempt that fails as if its solution were wrong.
 				out = append(out, noOracleTrials(cfg, t, v)...)
 				continue
 			}

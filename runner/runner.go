@@ -451,7 +451,8 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 	if reaped, err := eng.Reap(ctx, sandbox.ReapOptions{OrphansOnly: true, MinAge: orphanMinAge, LeaveKept: true}); err != nil {
 		s.progress.Line("reap orphans: " + err.Error())
 	} else if n := reaped.Containers + reaped.Images; n > 0 {
-		s.progress.Line(fmt.Sprintf("removed %d containers and %d images left by earlier runs", reaped.Containers, reaped.Images))
+		s.progress.Line(fmt.Sprintf("removed %s and %s left by earlier runs whose process is gone (kept ones stay; flightdeck gc lists what it removes)",
+			text.Count(reaped.Containers, "container"), text.Count(reaped.Images, "image")))
 	}
 	s.eng = eng
 	if err := s.checkCapacity(ctx, info, rec, todo); err != nil {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
@@ -75,7 +76,7 @@ func runTaskCheck(_ context.Context, env *cliEnv, args []string) int {
 				fmt.Fprintf(env.stdout, "%s: %s [%s] %s\n", f.Path, f.Severity, f.Rule, f.Message)
 			}
 		}
-		fmt.Fprintf(env.stdout, "%s checked: %s, %s\n", plural(len(out), "task"), plural(errs, "error"), plural(warns, "warning"))
+		fmt.Fprintf(env.stdout, "%s checked: %s, %s\n", text.Count(len(out), "task"), text.Count(errs, "error"), text.Count(warns, "warning"))
 	}
 	if errs > 0 {
 		return exitFindings
@@ -215,11 +216,4 @@ func writeJSON(env *cliEnv, v any) {
 	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(env.stderr, "flightdeck: encode JSON: %v\n", err)
 	}
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

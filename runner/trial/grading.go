@@ -100,10 +100,8 @@ func (h *sharedTrial) snapshot(ctx context.Context) (string, error) {
 	if err := s.Engine.Stop(ctx, h.container); err != nil && !errors.Is(err, sandbox.ErrContainerGone) {
 		return "", fmt.Errorf("stop the agent's container: %w", err)
 	}
-	snap, err := s.Engine.Commit(ctx, h.container, map[string]string{
-		sandbox.LabelManaged: "true", sandbox.LabelRun: s.RunID, sandbox.LabelTrial: t.ID,
-		sandbox.LabelKind: "snapshot",
-	})
+	// The engine labels it a snapshot of the container's run and trial.
+	snap, err := s.Engine.Commit(ctx, h.container, nil)
 	if err != nil {
 		return "", fmt.Errorf("snapshot the agent's container: %w", err)
 	}
