@@ -179,7 +179,11 @@ func WriteReport(w io.Writer, rep *Report) {
 	tw.Flush()
 	writeClassLegend(w, rep)
 	writeKeyMeans(w, rep.Variants)
-	writeReasons(w, rep.Trials)
+	lines := make([]TrialLine, len(rep.Trials))
+	for i, t := range rep.Trials {
+		lines[i] = t.TrialLine
+	}
+	writeReasons(w, lines, nil)
 	writeRefused(w, rep.Refused)
 	if len(rep.Expectations) > 0 {
 		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rep.Expectations, ", "))
@@ -199,15 +203,17 @@ func WriteReport(w io.Writer, rep *Report) {
 }
 
 // writeReasons says why each trial that did not pass ended as it did
-// (a refused trial's reason is in the refused list).
-func writeReasons(w io.Writer, trials []ReportTrial) {
+// (a refused trial's reason is in the refused list); with only, for those
+// trials alone.
+func writeReasons(w io.Writer, trials []TrialLine, only []string) {
 	var lines []string
 	for _, t := range trials {
 		why := t.Error
 		if why == "" {
 			why = t.Cause
 		}
-		if t.Outcome == grader.OutcomePassed || t.Outcome == grader.OutcomeRefused || why == "" {
+		if t.Outcome == grader.OutcomePassed || t.Outcome == grader.OutcomeRefused || why == "" ||
+			only != nil && !slices.Contains(only, t.Trial) {
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("  %s  %s: %s", t.Trial, t.Outcome, text.OneLine(why, 300)))

@@ -598,3 +598,19 @@ func TestSummaryRowsOfTrialsNotRun(t *testing.T) {
 	assert.Regexp(t, `(?m)^a +passed 1, 1 interrupted +-$`, out)
 	assert.Contains(t, out, "2 trials without a result (interrupted)")
 }
+
+// The summary says why each trial whose expectation failed ended so: the
+// progress lines may have gone to another stream.
+func TestSummarySaysWhyAnExpectationFailed(t *testing.T) {
+	rs := goldenResults()
+	held, failed := true, false
+	rs[0].Expect, rs[0].Expectation = suite.ExpectPassed, &held
+	rs[1].Expect, rs[1].Expectation = suite.ExpectPassed, &failed
+	rec := &RunRecord{RunID: "run", Dir: "/results/run"}
+	FillRecord(rec, []suite.Variant{{Name: "base"}, {Name: "treat"}}, 2, rs)
+	var buf bytes.Buffer
+	WriteSummary(&buf, rec)
+	out := buf.String()
+	assert.Contains(t, out, "expectations failed: a__base__2\n\nwhy:\n  a__base__2  failed: failing tests: test_parse; AssertionError: 3 != 4 (/results/run/a__base__2/grader.log)\n")
+	assert.NotContains(t, out, "b__treat__3  infra_error", "only the failed expectations' reasons")
+}

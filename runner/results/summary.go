@@ -84,6 +84,12 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	}
 	if len(rec.Expectations) > 0 {
 		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rec.Expectations, ", "))
+		// Why, here too: the progress lines may have gone elsewhere.
+		lines := make([]TrialLine, len(rec.Trials))
+		for i, t := range rec.Trials {
+			lines[i] = t.TrialLine
+		}
+		writeReasons(w, lines, rec.Expectations)
 	}
 	if rec.Images != nil {
 		fmt.Fprintf(w, "\n%s\n", rec.Images.Line())
