@@ -58,13 +58,14 @@ const releaseTimeout = 2 * time.Minute
 // /logs/verifier has no reward (RewardTampered).
 func RunLiveGuarded(ctx context.Context, eng sandbox.Engine, containerID string, req Request, guard LiveGuard) (Grade, error) {
 	start := time.Now()
-	req.Harbor = true
+	if req.Harbor == nil {
+		req.Harbor = &HarborVerifier{}
+	}
 	p, err := newPlan(req)
 	if err != nil {
 		return Grade{}, err
 	}
 	p.live = true
-	p.testsDirs = req.TestsDirs
 	g := Grade{LogPath: p.logPath}
 	if err := freshDir(p.rewardDir); err != nil {
 		return g, err

@@ -47,7 +47,7 @@ func newPlan(req Request) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{
-		native:    req.Task.Native() && !req.Harbor,
+		native:    req.native(),
 		what:      req.Task.ID,
 		testsHost: req.Task.Path("tests"),
 		rewardDir: filepath.Join(req.TrialDir, RewardDir),
@@ -77,9 +77,7 @@ func newPlan(req Request) (*plan, error) {
 	if p.native {
 		p.nativePlan(req)
 	} else {
-		p.harborPlan(req)
-		p.imageTests = req.ImageTests
-		p.uploads = req.Uploads
+		p.harborPlan(req, req.harbor())
 	}
 	return p, nil
 }
@@ -108,24 +106,25 @@ func (p *plan) nativePlan(req Request) {
 // /tests (cleared first), a fresh /logs/verifier, test.sh run in the work
 // dir. The work dir, when the agent had it bind-mounted (and so the
 // snapshot lacks it), is mounted read-write as the agent had it.
-func (p *plan) harborPlan(req Request) {
+func (p *plan) harborPlan(req Request, hv HarborVerifier) {
 	p.testsMount = HarborTestsDir
 	p.ownedDir = HarborTestsDir
 	p.rewardMount = HarborVerifierDir
-	p.container.Network = req.Network
-	p.container.NetworkOf = req.NetworkOf
-	p.container.KeepEntrypoint = req.KeepEntrypoint
-	p.container.NoInit = req.KeepEntrypoint
+	p.imageTests, p.uploads, p.testsDirs = hv.ImageTests, hv.Uploads, hv.TestsDirs
+	p.container.Network = hv.Network
+	p.container.NetworkOf = hv.NetworkOf
+	p.container.KeepEntrypoint = hv.KeepEntrypoint
+	p.container.NoInit = hv.KeepEntrypoint
 	p.container.Workdir = req.ContainerWorkDir
 	p.container.Env = req.Env
 	if req.WorkDir != "" {
 		p.container.Mounts = append(p.container.Mounts,
 			sandbox.Mount{HostPath: req.WorkDir, ContainerPath: req.ContainerWorkDir})
 		p.workDirMount = req.ContainerWorkDir
-		p.workDirUser = req.WorkDirUser
+		p.workDirUser = hv.WorkDirUser
 		p.giveWorkDir = req.Owner.UID != 0
 	}
-	p.container.Mounts = append(p.container.Mounts, req.Mounts...)
+	p.container.Mounts = append(p.container.Mounts, hv.Mounts...)
 	p.container.Mounts = append(p.container.Mounts,
 		sandbox.Mount{HostPath: p.rewardDir, ContainerPath: HarborVerifierDir})
 	p.exec.Cmd = []string{"bash", "-c", harborCommand}
@@ -147,7 +146,7 @@ func checkRequest(req Request) error {
 	if req.Timeout < 0 {
 		errs = append(errs, "a negative timeout")
 	}
-	if req.Task.Native() && !req.Harbor {
+	if req.native() {
 		switch {
 		case req.WorkDir == "":
 			errs = append(errs, "no work dir")

@@ -41,7 +41,10 @@ const cleanupTimeout = 60 * time.Second
 // maxLogCopy caps how much of Harbor's test-stdout.txt is copied into grader.log.
 const maxLogCopy = 16 << 20
 
-// Request is one grade to run.
+// Request is one grade to run: what every grade has. Harbor, when set,
+// says how Harbor's verifier is run; nil grades a flightdeck-native task
+// with its [flightdeck.grader] command (a Harbor-format task is graded by
+// Harbor's verifier either way, with the zero HarborVerifier when nil).
 type Request struct {
 	// Mask masks the run's secrets in grader.log as it is written; nil:
 	// none to mask.
@@ -55,48 +58,66 @@ type Request struct {
 	Timeout          time.Duration // verifier timeout × multiplier; 0: none
 	Env              []string      // resolved [verifier].env (Harbor) / extra env
 	User             string        // the grader's user; "": the image's
-	Network          bool          // Harbor only; native grades never have a network
 	NanoCPUs         int64
 	MemoryBytes      int64
 	Owner            sandbox.Owner // files of the reward dir (and a Harbor work dir) are handed back to this uid:gid
-	// Harbor grades with Harbor's verifier even a task that has a
+	// Service, for a grade of a multi-container task in a fresh container
+	// (a native grade or a Harbor snapshot), is main's place among the
+	// trial's services: their network, under main's name, and main's
+	// entrypoint and command.
+	Service *sandbox.ServiceSpec
+	// Harbor grades with Harbor's verifier, even a task that has a
 	// [flightdeck.grader] command (a variant's grading: harbor).
-	Harbor bool
+	Harbor *HarborVerifier
+}
+
+// HarborVerifier is what a grade with Harbor's verifier (test.sh in
+// /tests, the reward in /logs/verifier) needs beyond a Request: a native
+// grade has none of it (no network, the work dir read-only, the tests at
+// NativeTaskDir).
+type HarborVerifier struct {
+	Network bool // the verifier's network, as [verifier] decides
+	// NetworkOf, for a grade in a fresh container, joins the network
+	// namespace of the trial's egress gateway, which enforces the
+	// verifier's allowlist: it overrides Network and Service's network.
+	NetworkOf string
 	// KeepEntrypoint starts the grading container with its image's
 	// entrypoint (the keep-alive as its command, no init), as Harbor's
 	// model starts the agent's: a snapshot grade then has the services the
 	// image's entrypoint starts, and none the agent left.
 	KeepEntrypoint bool
 	// WorkDirUser is the agent's user (a name, a uid or user:group; "" is
-	// root). On the Harbor path, when Owner is not root (so the runner
-	// handed the work dir back to Owner), the work dir is given to this
-	// user before test.sh runs, so the verifier sees the agent's files
-	// owned as the agent left them, and handed back to Owner afterwards.
+	// root). When Owner is not root (so the runner handed the work dir
+	// back to Owner), the work dir is given to this user before test.sh
+	// runs, so the verifier sees the agent's files owned as the agent left
+	// them, and handed back to Owner afterwards.
 	WorkDirUser string
 	// TestsDirs, for a live grade, are the host dirs copied into /tests in
 	// order (a later one's files over an earlier one's): a step's tests
 	// over the task's. Empty: the task's tests/.
 	TestsDirs []string
-	// Mounts are more host directories for a Harbor grading container:
+	// Mounts are more host directories for the grading container:
 	// Harbor's /logs/artifacts, which the verifier sees as the agent left it.
 	Mounts []sandbox.Mount
-	// Service, for a grade of a multi-container task in a fresh container
-	// (a native grade or a Harbor snapshot), is main's place among the
-	// trial's services: their network, under main's name, and main's
-	// entrypoint and command.
-	Service *sandbox.ServiceSpec
-	// NetworkOf, for a Harbor grade in a fresh container, joins the
-	// network namespace of the trial's egress gateway, which enforces the
-	// verifier's allowlist: it overrides Network and Service's network.
-	NetworkOf string
-	// ImageTests, for a Harbor grade in a fresh container, says the image
-	// owns /tests (a separate verifier's image, built from tests/): nothing
-	// is removed there or copied in, as Harbor skips the tests upload.
+	// ImageTests, for a grade in a fresh container, says the image owns
+	// /tests (a separate verifier's image, built from tests/): nothing is
+	// removed there or copied in, as Harbor skips the tests upload.
 	ImageTests bool
 	// Uploads are copied into a fresh grading container before the
 	// verifier runs: a separate verifier gets the agent's artifacts at the
 	// paths they had in the agent's container.
 	Uploads []Upload
+}
+
+// native reports whether req runs a native task's own grader.
+func (req Request) native() bool { return req.Task.Native() && req.Harbor == nil }
+
+// harbor is the request's Harbor verifier, the zero one when unset.
+func (req Request) harbor() HarborVerifier {
+	if req.Harbor == nil {
+		return HarborVerifier{}
+	}
+	return *req.Harbor
 }
 
 // Upload is a host file or directory copied into the grading container.

@@ -346,7 +346,7 @@ echo 0.5 > /logs/verifier/reward.txt
 	writeFile(t, filepath.Join(task.Dir, "tests", "data.txt"), "the task's\n")
 	req := f.request(t, task, f.snapshot)
 	req.User = "root"
-	req.WorkDirUser = "agentx"
+	req.Harbor = &HarborVerifier{WorkDirUser: "agentx"}
 	req.Owner = sandbox.Owner{UID: 4321, GID: 4322} // the caller is not root: the work dir was handed back
 	writeFile(t, filepath.Join(req.WorkDir, "host-file.txt"), "from the host work dir\n")
 	g, err := Run(ctx, f.eng, req)

@@ -137,7 +137,7 @@ func nativeRequest(t *testing.T) Request {
 		Task: nativeTask(t), Image: "flightdeck/csv:0123", WorkDir: t.TempDir(), ContainerWorkDir: "/app",
 		TrialDir: filepath.Join(t.TempDir(), "csv__oracle__1"), RunID: "r1", TrialID: "csv__oracle__1",
 		Timeout: 30 * time.Second, Env: []string{"A=1", "FLIGHTDECK_REWARD_DIR=/planted"},
-		Network: true, NanoCPUs: 1e9, MemoryBytes: 1 << 30, Owner: sandbox.Owner{UID: 1000, GID: 1000},
+		NanoCPUs: 1e9, MemoryBytes: 1 << 30, Owner: sandbox.Owner{UID: 1000, GID: 1000},
 	}
 }
 
@@ -247,7 +247,8 @@ func TestRunHarbor(t *testing.T) {
 	})
 	req := Request{
 		Task: harborTask(t), Image: "flightdeck-snapshot:abc", WorkDir: t.TempDir(), ContainerWorkDir: "/app",
-		TrialDir: t.TempDir(), Timeout: time.Minute, Env: []string{"V=1"}, User: "root", Network: true,
+		TrialDir: t.TempDir(), Timeout: time.Minute, Env: []string{"V=1"}, User: "root",
+		Harbor: &HarborVerifier{Network: true},
 	}
 	g, err := Run(context.Background(), f, req)
 	require.NoError(t, err)
@@ -288,7 +289,7 @@ func TestRunHarborGivesTheWorkDirToTheAgentsUser(t *testing.T) {
 	f := newFake(t)
 	req := Request{
 		Task: harborTask(t), Image: "snap", WorkDir: t.TempDir(), ContainerWorkDir: "/app",
-		TrialDir: t.TempDir(), User: "root", WorkDirUser: "agent", Owner: sandbox.Owner{UID: 1000, GID: 1001},
+		TrialDir: t.TempDir(), User: "root", Harbor: &HarborVerifier{WorkDirUser: "agent"}, Owner: sandbox.Owner{UID: 1000, GID: 1001},
 	}
 	_, err := Run(context.Background(), f, req)
 	require.NoError(t, err)
@@ -311,7 +312,7 @@ func TestRunHarborGivesTheWorkDirToTheAgentsUser(t *testing.T) {
 func TestRunHarborForANativeTask(t *testing.T) {
 	f := newFake(t)
 	req := nativeRequest(t)
-	req.Harbor = true
+	req.Harbor = &HarborVerifier{Network: true}
 	req.User = "root"
 	req.Owner = sandbox.Owner{}
 	_, err := Run(context.Background(), f, req)

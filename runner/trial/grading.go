@@ -58,8 +58,9 @@ func chooseGrading(t *suite.Trial, step *stepRun) string {
 // first: the container is gone after.
 func (h *sharedTrial) snapshotGrade(ctx context.Context, req grader.Request) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
+	hv := &grader.HarborVerifier{KeepEntrypoint: true}
 	var err error
-	if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
+	if hv.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
 		return grader.Grade{}, err
 	}
 	h.collectArtifacts(ctx)
@@ -67,7 +68,7 @@ func (h *sharedTrial) snapshotGrade(ctx context.Context, req grader.Request) (gr
 	if err != nil {
 		return grader.Grade{}, err
 	}
-	if req.Network, err = harbor.NetworkFor(t.Task.Config, harbor.NetVerifier); err != nil {
+	if hv.Network, err = harbor.NetworkFor(t.Task.Config, harbor.NetVerifier); err != nil {
 		return grader.Grade{}, fmt.Errorf("%s: %w", t.Task.Path(tasks.TaskFile), err)
 	}
 	snap, err := h.snapshot(ctx)
@@ -77,10 +78,10 @@ func (h *sharedTrial) snapshotGrade(ctx context.Context, req grader.Request) (gr
 	if snap != "" {
 		req.Image = snap
 	}
-	req.Harbor, req.KeepEntrypoint = true, true
 	// The snapshot holds no mount: the artifacts the agent left are
 	// mounted again where it left them.
-	req.Mounts = append(req.Mounts, sandbox.Mount{HostPath: harbor.ArtifactsDir(req.TrialDir), ContainerPath: harbor.ArtifactLogs})
+	hv.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(req.TrialDir), ContainerPath: harbor.ArtifactLogs}}
+	req.Harbor = hv
 	req.Env = append(req.Env, env...)
 	g, err := grader.Run(ctx, s.Engine, req)
 	for _, w := range g.Warnings {

@@ -245,7 +245,6 @@ func (m *nativeTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 	req.Service = m.net.NativeGraderService()
 	if m.wd != nil {
 		req.WorkDir = m.wd.Host
-		req.WorkDirUser = harbor.AgentUser(a.t.Task, sandbox.ImageInfo{User: a.imageUser})
 	}
 	return grader.Run(ctx, a.s.Engine, req)
 }

@@ -48,8 +48,9 @@ func (h *sharedTrial) containerOf(service string) string {
 func (h *sharedTrial) separateGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
 	env := *step.separate
+	hv := &grader.HarborVerifier{KeepEntrypoint: true, ImageTests: true, Network: h.net.GraderNet}
 	var err error
-	if req.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
+	if hv.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
 		return grader.Grade{}, err
 	}
 	entries, err := h.collectEvidence(ctx, step, step.artifacts, step.last)
@@ -68,17 +69,15 @@ func (h *sharedTrial) separateGrade(ctx context.Context, step *stepRun, req grad
 	if err != nil {
 		return grader.Grade{}, err
 	}
-	req.Image, req.Harbor, req.KeepEntrypoint, req.ImageTests = img, true, true, true
+	req.Image, req.Harbor = img, hv
 	req.ContainerWorkDir = env.Workdir // "": the image's own
-	req.Network = h.net.GraderNet
 	req.NanoCPUs, req.MemoryBytes = 0, env.MemoryMB<<20
 	if env.CPUs > 0 {
 		req.NanoCPUs = int64(env.CPUs * 1e9)
 	}
 	req.Env = append(append(base, over...), step.verifierEnv...)
 	req.Service = nil
-	req.TestsDirs = nil
-	req.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(h.a.dir), ContainerPath: harbor.ArtifactLogs}}
+	hv.Mounts = []sandbox.Mount{{HostPath: harbor.ArtifactsDir(h.a.dir), ContainerPath: harbor.ArtifactLogs}}
 	// The manifest's destinations are relative to the artifacts dir's parent.
 	root := filepath.Dir(step.artifactsDir)
 	for _, e := range entries {
@@ -86,7 +85,7 @@ func (h *sharedTrial) separateGrade(ctx context.Context, step *stepRun, req grad
 		if e.Status != "ok" || e.Source == harbor.ArtifactLogs || strings.HasPrefix(e.Source, harbor.ArtifactLogs+"/") {
 			continue
 		}
-		req.Uploads = append(req.Uploads, grader.Upload{
+		hv.Uploads = append(hv.Uploads, grader.Upload{
 			HostPath: filepath.Join(root, filepath.FromSlash(e.Destination)), ContainerPath: path.Clean(e.Source),
 		})
 	}

@@ -436,7 +436,7 @@ func (h *sharedTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, e
 		return grader.Grade{}, fmt.Errorf("copy the image's work dir for the evidence: %w", h.seedErr)
 	}
 	req := h.a.gradeRequest(h.img.Ref, h.workdir, step)
-	req.TestsDirs, req.Service = step.testsDirs, h.net.SnapshotService()
+	req.Service = h.net.SnapshotService()
 	if step.grading == GradeSeparate {
 		return h.separateGrade(ctx, step, req)
 	}
@@ -464,6 +464,7 @@ func (h *sharedTrial) liveGrade(ctx context.Context, step *stepRun, req grader.R
 		return grader.Grade{}, err
 	}
 	req.Env = append(env, step.verifierEnv...)
+	req.Harbor = &grader.HarborVerifier{TestsDirs: step.testsDirs}
 	if err := h.ready(ctx, false); err != nil {
 		return grader.Grade{}, err
 	}
