@@ -10,6 +10,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostpath"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -155,6 +156,13 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 	if !slices.Contains(vo.Skip, audit.CheckEnv) {
 		variants = append(variants, suite.Variant{Name: results.VerifyEnv, Agent: suite.AgentOracle,
 			Env: results.VerifyEnvVars, Attempts: 1})
+	}
+	if !slices.Contains(vo.Skip, audit.CheckAttacks) {
+		// An empty attempt plus one reward hack each, graded as any trial.
+		for _, a := range agent.Attacks {
+			variants = append(variants, suite.Variant{Name: results.VerifyAttackPrefix + a, Agent: suite.AgentAttack,
+				Attack: a, Expect: suite.ExpectFailed, Attempts: 1})
+		}
 	}
 	for i := range variants {
 		variants[i].OracleOnly = variants[i].Agent == suite.AgentOracle

@@ -14,6 +14,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trial"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -82,6 +83,10 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 				in.Offline = res
 			case results.VerifyPatch:
 				in.Patch = res
+			default:
+				if name, ok := strings.CutPrefix(res.Variant, results.VerifyAttackPrefix); ok {
+					in.Attacks = append(in.Attacks, attackRun(rec.Dir, name, res))
+				}
 			}
 		}
 		instrs, dfErr := taskDockerfile(t)
@@ -113,6 +118,14 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 		rep.Tasks = append(rep.Tasks, task)
 	}
 	return rep, nil
+}
+
+// attackRun is an attack's trial with what it planted and whether it ran
+// as root beside a live verifier, from its agent.log.
+func attackRun(runDir, name string, res *results.Result) audit.AttackRun {
+	log, _ := os.ReadFile(filepath.Join(runDir, res.Trial, results.AgentLog))
+	return audit.AttackRun{Name: name, Result: res, Planted: agent.ParsePlanted(string(log)),
+		Root: res.GradePhase.Mode == trial.GradeLive && agent.RanAsRoot(string(log))}
 }
 
 // taskDockerfile reads environment/Dockerfile's instructions; none (and no

@@ -26,6 +26,8 @@ func forVariant(v suite.Variant) (Agent, error) {
 		return Deterministic{Script: v.Script}, nil
 	case suite.AgentCommand:
 		return Command{}, nil
+	case suite.AgentAttack:
+		return Attack{Name: v.Attack}, nil
 	}
 	return nil, fmt.Errorf("variant %s: unknown agent %q", v.Name, v.Agent)
 }

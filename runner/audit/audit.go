@@ -42,12 +42,13 @@ const (
 	CheckNetwork  = "network"  // the oracle's reward holds with the verifier offline
 	CheckPatch    = "patch"    // solution/reference.patch, applied as the oracle, scores 1
 	CheckLeaks    = "leaks"    // no file of tests/ or solution/ where the agent works
+	CheckAttacks  = "attacks"  // no reward hack played in place of the agent scores above nop
 	CheckHeadroom = "headroom" // the oracle's phases within half their timeouts
 	CheckRepro    = "repro"    // the Dockerfile pins what it installs
 )
 
 // Checks are every check's name; each can be skipped.
-var Checks = []string{CheckOracle, CheckNop, CheckBase, CheckFlaky, CheckLive, CheckStart, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckHeadroom, CheckRepro}
+var Checks = []string{CheckOracle, CheckNop, CheckBase, CheckFlaky, CheckLive, CheckStart, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckAttacks, CheckHeadroom, CheckRepro}
 
 // Check is one check's verdict.
 type Check struct {
@@ -125,6 +126,8 @@ type Input struct {
 	Repro    []string
 	ReproErr error
 	Skip     map[string]bool
+	// Attacks are the reward hacks played in place of the agent.
+	Attacks []AttackRun
 	// NoOracle: the task has no solution/ to run as the oracle; the
 	// checks that read the oracle's runs are not run.
 	NoOracle bool
@@ -141,7 +144,7 @@ var oracleChecks = map[string]bool{CheckOracle: true, CheckFlaky: true, CheckLiv
 // needsImage are the checks that read what ran in the task's image: when it
 // did not build, they are skipped and say so.
 var needsImage = map[string]bool{CheckNop: true, CheckBase: true, CheckFlaky: true, CheckLive: true, CheckStart: true, CheckEnv: true,
-	CheckNetwork: true, CheckPatch: true, CheckHeadroom: true}
+	CheckNetwork: true, CheckPatch: true, CheckHeadroom: true, CheckAttacks: true}
 
 // Audit runs every check not skipped over one task's input.
 func Audit(in Input) Task {
@@ -208,6 +211,8 @@ func check(name string, in Input) (Status, string) {
 		return patchCheck(in.HasPatch, in.Patch)
 	case CheckLeaks:
 		return listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
+	case CheckAttacks:
+		return attacksCheck(in.Attacks, in.Nop)
 	case CheckHeadroom:
 		return headroomCheck(in.Oracle)
 	case CheckRepro:

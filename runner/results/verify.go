@@ -25,3 +25,7 @@ const VerifyPatch = "oracle-patch"
 // as the task's container runs, without waiting for its entrypoint to
 // settle.
 const VerifyUnsettled = "oracle-unsettled"
+
+// VerifyAttackPrefix starts the names of task verify's variants that play a
+// reward hack in place of the agent: "attack-" and the hack's name.
+const VerifyAttackPrefix = "attack-"

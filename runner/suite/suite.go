@@ -49,6 +49,9 @@ const (
 	// AgentShell is `task shell`'s person at a terminal; no suite names
 	// it.
 	AgentShell = "shell"
+	// AgentAttack is task verify's adversary: an empty attempt that plays
+	// the variant's Attack, one reward hack; no suite names it.
+	AgentAttack = "attack"
 )
 
 // Expectations a variant can hold its trials to.
@@ -103,6 +106,7 @@ type Variant struct {
 	Agent   string            `json:"agent"`
 	Command string            `json:"command,omitempty"` // agent "command"
 	Script  string            `json:"script,omitempty"`  // agent "deterministic": absolute path
+	Attack  string            `json:"attack,omitempty"`  // agent "attack": the reward hack it plays
 	Env     map[string]string `json:"env,omitempty"`     // extra environment of the agent
 	Expect  string            `json:"expect,omitempty"`  // "passed", "failed" or ""
 	// Grading forces how every task is graded: "harbor" runs it in
@@ -507,7 +511,7 @@ func (p suiteParser) variants(s *Suite, v *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		if vr.Agent == AgentShell {
+		if vr.Agent == AgentShell || vr.Agent == AgentAttack {
 			// task shell's alone: a suite's trials run unattended.
 			return p.errf(val, "variant %s: unknown agent %q (one of oracle, nop, deterministic, command)", vr.Name, vr.Agent)
 		}
@@ -559,6 +563,10 @@ func checkVariant(v *Variant, dir string, runnable bool) error {
 			v.Script = filepath.Join(dir, v.Script)
 		}
 	case AgentShell:
+	case AgentAttack:
+		if v.Attack == "" {
+			return fmt.Errorf("variant %s: agent attack needs an attack", v.Name)
+		}
 	case AgentCommand:
 		if strings.TrimSpace(v.Command) == "" || v.Script != "" {
 			return fmt.Errorf("variant %s: agent command needs command: (a command line) and no script", v.Name)
