@@ -82,6 +82,8 @@ func TestParseSuiteErrors(t *testing.T) {
 		{"bad multiplier", "timeout_multiplier: {agent: 0}\nvariants: {o: {agent: oracle}}\n", "timeout_multiplier.agent must be above 0"},
 		{"unknown multiplier", "timeout_multiplier: {grade: 2}\nvariants: {o: {agent: oracle}}\n", `unknown key "grade" in timeout_multiplier`},
 		{"unknown agent", "variants: {o: {agent: claude}}\n", `variant o: unknown agent "claude"`},
+		{"task verify's adversary", "variants: {o: {agent: attack}}\n", `variant o: unknown agent "attack"`},
+		{"task shell's person", "variants: {o: {agent: shell}}\n", `variant o: unknown agent "shell"`},
 		{"command without command", "variants: {o: {agent: command}}\n", "agent command needs command:"},
 		{"deterministic without script", "variants: {o: {agent: deterministic}}\n", "agent deterministic needs script:"},
 		{"oracle with command", "variants: {o: {agent: oracle, command: x}}\n", "agent oracle takes neither command nor script"},

@@ -1,0 +1,71 @@
+package audit
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/tamper"
+)
+
+func TestAttacksCheck(t *testing.T) {
+	trial := func(outcome grader.Outcome, reward *float64) *results.Result {
+		return &results.Result{Trial: "t__attack__1", Outcome: outcome, Reward: reward}
+	}
+	one, zero, half := 1.0, 0.0, 0.5
+	won := trial(grader.OutcomePassed, &one)
+	flagged := trial(grader.OutcomePassed, &one)
+	flagged.Tamper = []tamper.Finding{{}}
+	held := trial(grader.OutcomeFailed, &zero)
+	noReward := trial(grader.OutcomeFailed, nil)
+	noReward.Cause = "a process the agent left changed what the verifier reads"
+	planted := []string{"/app/conftest.py", "/conftest.py"}
+	tests := []struct {
+		name string
+		runs []AttackRun
+		nop  *results.Result
+		want Status
+		ev   []string
+	}{
+		{"a hack that scores fails the task, naming what it planted and the fix",
+			[]AttackRun{{Name: "conftest", Result: won, Planted: planted}, {Name: "pyhooks", Result: held, Planted: []string{"/x"}}},
+			held, Fail, []string{"an empty attempt that plants a conftest.py that turns pytest's failures into passes (/app/conftest.py, /conftest.py) scores 1 where nop scores 0: pytest loads a conftest.py",
+				"--noconftest", "(logs: t__attack__1)", "held 1 of 2: pyhooks (1 file planted, reward 0)"}},
+		{"a tamper flag that kept the reward is still a win",
+			[]AttackRun{{Name: "reward", Result: flagged, Planted: planted}}, held, Fail,
+			[]string{"flagged by the tamper inspection but kept (tamper: fail refuses it)"}},
+		{"no more than nop is held",
+			[]AttackRun{{Name: "conftest", Result: trial(grader.OutcomeFailed, &half), Planted: planted}}, trial(grader.OutcomeFailed, &half), OK,
+			[]string{"held 1 of 1: conftest (2 files planted, reward 0.5)"}},
+		{"no reward is held, with why",
+			[]AttackRun{{Name: "reward", Result: noReward, Planted: planted}}, held, OK,
+			[]string{"reward (2 files planted; no reward: a process the agent left changed"}},
+		{"nothing to plant",
+			[]AttackRun{{Name: "pyhooks", Result: held}}, held, OK,
+			[]string{"pyhooks (nothing to plant where the agent can write)"}},
+		{"an unfinished hack proves nothing",
+			[]AttackRun{{Name: "pyhooks", Result: trial(grader.OutcomeInfraError, nil)}}, held, OK,
+			[]string{"did not finish: pyhooks"}},
+		{"root beside a live verifier is a note, once",
+			[]AttackRun{{Name: "conftest", Result: held, Planted: planted, Root: true}, {Name: "pyhooks", Result: held, Planted: planted, Root: true}}, held, OK,
+			[]string{"note: the agent runs as root in the container the verifier runs in"}},
+		{"no nop: the floor is 0",
+			[]AttackRun{{Name: "conftest", Result: won, Planted: planted}}, nil, Fail,
+			[]string{"scores 1 where nop scores 0"}},
+		{"none ran", nil, held, Skipped, []string{"no attack ran"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ev := attacksCheck(tt.runs, tt.nop)
+			assert.Equal(t, tt.want, got, ev)
+			for _, want := range tt.ev {
+				assert.Contains(t, ev, want)
+			}
+			assert.LessOrEqual(t, strings.Count(ev, "note:"), 1)
+		})
+	}
+}
+
