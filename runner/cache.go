@@ -46,6 +46,9 @@ type keyInput struct {
 	NoSettle bool `json:"no_settle,omitempty"`
 	// Patch: the oracle applies solution/reference.patch.
 	Patch bool `json:"patch,omitempty"`
+	// Attack is task verify's reward hack: its name and a digest of its
+	// script, so a changed hack is played anew.
+	Attack string `json:"attack,omitempty"`
 	// Memory: the result records the agent's peak memory.
 	Memory bool `json:"memory,omitempty"`
 }

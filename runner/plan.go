@@ -256,6 +256,9 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
 				Images: images.Relevant(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
 				VerifierOffline: v.VerifierOffline, NoSettle: v.NoSettle, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
+			if v.Agent == suite.AgentAttack {
+				in.Attack = v.Attack + "@" + agent.AttackDigest(v.Attack)
+			}
 			if v.Tamper == suite.TamperFail || v.Tamper == suite.TamperOff {
 				in.Tamper = v.Tamper
 			}

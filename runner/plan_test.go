@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
+	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -269,4 +271,28 @@ func TestResolveImageBudget(t *testing.T) {
 	cfg, err = resolve(t.Context(), s, suite.Options{Cwd: t.TempDir(), Retries: -1, Getenv: onlyEnv(imagecache.BudgetEnv, "2GB")})
 	require.NoError(t, err)
 	assert.Equal(t, int64(5<<30), cfg.ImageBudget, "the suite's wins")
+}
+
+// Each of task verify's attacks is a trial of its own: none takes
+// another's cached result, nor nop's.
+func TestCacheKeysOfAttacks(t *testing.T) {
+	s := fixtureSuite(t, "tasks: [answer]\nvariants:\n  nop: {agent: nop}\n")
+	for _, a := range agent.Attacks {
+		s.Variants = append(s.Variants, suite.Variant{Name: results.VerifyAttackPrefix + a, Agent: suite.AgentAttack, Attack: a, Attempts: 1})
+	}
+	opts := suite.Options{Cwd: t.TempDir(), Retries: -1}
+	cfg, err := resolve(t.Context(), s, opts)
+	require.NoError(t, err)
+	ts, _, err := loadTasks(&cfg, s, opts)
+	require.NoError(t, err)
+	trials, err := planTrials(cfg, ts, nil, nil)
+	require.NoError(t, err)
+	require.Len(t, trials, 1+len(agent.Attacks))
+	seen := map[string]string{}
+	for _, tr := range trials {
+		if other, dup := seen[tr.Key]; dup {
+			t.Errorf("%s has the key of %s", tr.ID, other)
+		}
+		seen[tr.Key] = tr.ID
+	}
 }

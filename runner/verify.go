@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/audit"
+	"github.com/flightdeck/flightdeck/runner/htmlreport"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/trial"
@@ -116,6 +118,13 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 			}
 		}
 		rep.Tasks = append(rep.Tasks, task)
+	}
+	// Saved beside the trials, and the run's page made again to show it.
+	if err := audit.Save(rec.Dir, rep); err != nil {
+		return nil, err
+	}
+	if err := htmlreport.WriteFile(filepath.Join(rec.Dir, htmlreport.File), rec.Dir, ""); err != nil {
+		return nil, fmt.Errorf("write the run's report with its audit: %w", err)
 	}
 	return rep, nil
 }

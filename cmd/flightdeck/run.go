@@ -319,8 +319,18 @@ func runReport(_ context.Context, env *cliEnv, args []string) int {
 	}
 	if *asJSON {
 		results.WriteJSON(env.stdout, rep)
-	} else {
-		results.WriteReport(env.stdout, rep)
+		return exitOK
+	}
+	results.WriteReport(env.stdout, rep)
+	// A task verify run: its checks, as the command printed them.
+	checks, err := audit.Load(dir)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck report: %v\n", err)
+		return exitUsage
+	}
+	if checks != nil {
+		fmt.Fprintf(env.stdout, "\ntask verify's checks (%s):\n", audit.File)
+		audit.Write(env.stdout, checks)
 	}
 	return exitOK
 }

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,6 +52,18 @@ func (at Attack) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 	// What the hack could not plant is not the attack's failure: the
 	// trial is graded as it is.
 	return Result{ExitCode: &res.ExitCode, TimedOut: res.TimedOut, Failed: failed}, nil
+}
+
+// AttackDigest is a digest of the hack's script ("" for an unknown one):
+// a trial's cache key holds it, so a result of an older script is not
+// taken for this one's.
+func AttackDigest(name string) string {
+	script, ok := attackScripts[name]
+	if !ok {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(attackCommon + script))
+	return hex.EncodeToString(sum[:8])
 }
 
 // ParsePlanted reads the files an attack planted from its agent.log.

@@ -68,4 +68,3 @@ func TestAttacksCheck(t *testing.T) {
 		})
 	}
 }
-

@@ -7,14 +7,18 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/results"
 )
@@ -602,4 +606,37 @@ func WriteJSON(w io.Writer, r *Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// File is where a verify run's audit is saved, in the run's directory:
+// report.html and `flightdeck report` read it.
+const File = "audit.json"
+
+// Save writes the audit as JSON to dir/File, atomically.
+func Save(dir string, r *Report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, File), append(data, '\n')); err != nil {
+		return fmt.Errorf("save the audit: %w", err)
+	}
+	return nil
+}
+
+// Load reads dir/File; nil and no error when the run has none (not a
+// verify run, or one interrupted before its audit).
+func Load(dir string) (*Report, error) {
+	data, err := os.ReadFile(filepath.Join(dir, File))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, File), err)
+	}
+	return &r, nil
 }

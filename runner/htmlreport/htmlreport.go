@@ -22,6 +22,7 @@ import (
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/atomicfile"
 	itext "github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
@@ -90,6 +91,9 @@ func Write(w io.Writer, dir, against string) error {
 		return err
 	}
 	data := pageData{Run: run, Generated: time.Now().UTC()}
+	if data.Audit, err = audit.Load(dir); err != nil {
+		return err
+	}
 	if against != "" {
 		other, err := load(against)
 		if err != nil {
@@ -120,8 +124,9 @@ func WriteFile(path, dir, against string) error {
 
 type pageData struct {
 	Run       *run
-	Other     *run   // the run compared with, or nil
-	Diffs     []diff // tasks whose outcome differs (between variants, or between runs)
+	Audit     *audit.Report // task verify's checks, when the run is one
+	Other     *run          // the run compared with, or nil
+	Diffs     []diff        // tasks whose outcome differs (between variants, or between runs)
 	Generated time.Time
 }
 
