@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
@@ -100,4 +101,25 @@ func TestReportMarksQuestions(t *testing.T) {
 	assert.Contains(t, page, `<span class="q" style="left: 50.00%" title="asked &#34;which format?&#34;, told &#34;ISO 8601&#34;">?</span>`)
 	assert.Contains(t, page, `<span class="q open" style="left: 25.00%" title="asked &#34;may I?&#34;: needs input (no answer of the task&#39;s matches it)">?</span>`)
 	assert.Contains(t, page, "needs input: asked <q>may I?</q>")
+}
+
+// A verify run's page shows its checks, each with its status and evidence;
+// a run without an audit shows none.
+func TestReportShowsTheAudit(t *testing.T) {
+	dir := writeRun(t, t.TempDir(), "run-1", map[string]grader.Outcome{"t/a": grader.OutcomePassed, "t/b": grader.OutcomeFailed})
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, dir, ""))
+	assert.NotContains(t, buf.String(), `id="checks"`)
+	rep := &audit.Report{RunID: "run-1", Repeat: 1, Tasks: []audit.Task{{Task: "t", Dir: "/tasks/t", Checks: []audit.Check{
+		{Name: audit.CheckOracle, Status: audit.OK, Evidence: "passed 1 of 1 runs"},
+		{Name: audit.CheckAttacks, Status: audit.Fail, Evidence: "an empty attempt that plants <conftest.py> scores 1"},
+	}}}}
+	require.NoError(t, audit.Save(dir, rep))
+	buf.Reset()
+	require.NoError(t, Write(&buf, dir, ""))
+	page := buf.String()
+	assert.Contains(t, page, `id="checks"`)
+	assert.Contains(t, page, `<span class="o-failed">FAIL</span> t`)
+	assert.Contains(t, page, `<tr data-check="attacks" data-status="FAIL"><td>attacks</td><td class="err">FAIL</td><td>an empty attempt that plants &lt;conftest.py&gt; scores 1</td></tr>`)
+	assert.Contains(t, page, `data-check="oracle" data-status="ok"`)
 }
