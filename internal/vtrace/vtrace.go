@@ -1,0 +1,162 @@
+// Package vtrace watches what a verifier executes and opens: a small
+// ptrace tracer that flightdeck runs inside a grading container (its own
+// executable, copied in, under Command), and the reading of what it
+// recorded into the files an agent could rewrite to pass.
+package vtrace
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Command is the hidden first argument that makes flightdeck's executable
+// the tracer: flightdeck __vtrace OUT -- CMD ARGS...
+const Command = "__vtrace"
+
+// Event is one successful execve or open of a traced process.
+type Event struct {
+	Op    string   `json:"op"` // "exec" or "open"
+	Path  string   `json:"path"`
+	Argv  []string `json:"argv,omitempty"`  // exec
+	Write bool     `json:"write,omitempty"` // open: for writing
+	Cwd   string   `json:"cwd,omitempty"`
+}
+
+// Main is the tracer's entry: args are OUT -- CMD ARGS... It runs CMD under
+// ptrace, writes one JSON Event per line to OUT and returns CMD's exit
+// code (127 when it could not start, 126 when tracing is not possible).
+func Main(args []string, stderr io.Writer) int {
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintf(stderr, "usage: flightdeck %s OUT -- CMD [ARGS...]\n", Command)
+		return 2
+	}
+	f, err := os.Create(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "vtrace: %v\n", err)
+		return 126
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	code, err := trace(args[2:], w)
+	if ferr := w.Flush(); err == nil && ferr != nil {
+		err = ferr
+	}
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "vtrace: %v\n", err)
+	}
+	return code
+}
+
+// Read parses what the tracer wrote; a line cut short at the end (the
+// tracer killed by a timeout) is left out.
+func Read(r io.Reader) ([]Event, error) {
+	var out []Event
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Path != "" {
+			out = append(out, e)
+		}
+	}
+	return out, sc.Err()
+}
+
+// A Target is a file the verifier ran, sourced or imported.
+type Target struct {
+	Path string `json:"path"`
+	How  string `json:"how"` // "executed", "interpreted" (a script given to an interpreter) or "loaded" (opened as source)
+}
+
+// sourceExt are the extensions of files an interpreter loads as code.
+var sourceExt = []string{".py", ".sh", ".bash", ".js", ".mjs", ".cjs", ".pl", ".pm", ".rb", ".php", ".lua"}
+
+// interpreters run the script named by their first argument that is not an
+// option.
+var interpreters = []string{"python", "bash", "sh", "dash", "zsh", "node", "perl", "ruby", "php", "lua"}
+
+// Skip reports whether a path is out of the rewrite's scope: the
+// verifier's own fresh dirs, the kernel's, the tracer's, and the system's
+// (an interpreter's own files, which only a root agent can replace and
+// then whatever the task does).
+func Skip(p string) bool {
+	for _, dir := range []string{"/tests", "/logs", "/proc", "/sys", "/dev", "/usr", "/lib", "/lib32", "/lib64", "/libx32",
+		"/bin", "/sbin", "/etc", "/var/lib", "/flightdeck", "/tmp/.flightdeck-vtrace"} {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Targets are the files the events show the verifier executing or loading
+// as code, outside Skip and not in exclude (the files the oracle changed:
+// the agent's own work), in the order first seen.
+func Targets(events []Event, exclude func(string) bool) []Target {
+	var out []Target
+	seen := map[string]bool{}
+	add := func(p, how string) {
+		p = path.Clean(p)
+		if seen[p] || !path.IsAbs(p) || Skip(p) || (exclude != nil && exclude(p)) {
+			return
+		}
+		seen[p] = true
+		out = append(out, Target{Path: p, How: how})
+	}
+	opened := map[string]bool{}
+	for _, e := range events {
+		if e.Op == "open" && !e.Write {
+			opened[path.Clean(e.Path)] = true
+		}
+	}
+	for _, e := range events {
+		switch e.Op {
+		case "exec":
+			add(e.Path, "executed")
+			if s := scriptArg(e.Argv); s != "" {
+				if !path.IsAbs(s) {
+					s = path.Join(e.Cwd, s)
+				}
+				if opened[path.Clean(s)] {
+					add(s, "interpreted")
+				}
+			}
+		case "open":
+			if !e.Write && slices.Contains(sourceExt, path.Ext(e.Path)) {
+				add(e.Path, "loaded")
+			}
+		}
+	}
+	return out
+}
+
+// scriptArg is the script an interpreter's argv runs ("" when argv is not
+// an interpreter's, or it runs -c or -m).
+func scriptArg(argv []string) string {
+	if len(argv) < 2 {
+		return ""
+	}
+	base := path.Base(argv[0])
+	known := slices.ContainsFunc(interpreters, func(i string) bool {
+		return base == i || (strings.HasPrefix(base, i) && strings.Trim(base[len(i):], "0123456789.") == "")
+	})
+	if !known {
+		return ""
+	}
+	for _, a := range argv[1:] {
+		switch {
+		case a == "-c" || a == "-m" || a == "-e" || a == "--":
+			return ""
+		case strings.HasPrefix(a, "-"):
+			continue
+		}
+		return a
+	}
+	return ""
+}

@@ -1,0 +1,102 @@
+package vtrace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tracer runs a command with its children, records what they executed
+// and opened (read or written), and exits with the command's code.
+func TestTrace(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the tracer runs on linux/amd64 only")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "check.sh")
+	require.NoError(t, os.WriteFile(script, []byte("cat data.txt >/dev/null\necho out > written.txt\nexit 3\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "data.txt"), []byte("x\n"), 0o644))
+	out := filepath.Join(dir, "trace.jsonl")
+	var stderr bytes.Buffer
+	code := Main([]string{out, "--", "sh", "-c", "cd " + dir + " && bash check.sh; exit $?"}, &stderr)
+	assert.Equal(t, 3, code, stderr.String())
+	f, err := os.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	events, err := Read(f)
+	require.NoError(t, err)
+	has := func(want Event) bool {
+		return slices.ContainsFunc(events, func(e Event) bool {
+			return e.Op == want.Op && e.Path == want.Path && e.Write == want.Write &&
+				(want.Argv == nil || slices.Equal(e.Argv, want.Argv))
+		})
+	}
+	assert.True(t, has(Event{Op: "open", Path: script}), "the script bash read: %v", events)
+	assert.True(t, has(Event{Op: "open", Path: filepath.Join(dir, "data.txt")}), "a file cat read, by its relative path: %v", events)
+	assert.True(t, has(Event{Op: "open", Path: filepath.Join(dir, "written.txt"), Write: true}), "a file written: %v", events)
+	assert.True(t, slices.ContainsFunc(events, func(e Event) bool {
+		return e.Op == "exec" && strings.HasSuffix(e.Path, "/bash") && slices.Equal(e.Argv, []string{"bash", "check.sh"}) && e.Cwd == dir
+	}), "bash's exec with its argv and cwd: %v", events)
+	assert.False(t, has(Event{Op: "open", Path: filepath.Join(dir, "missing")}))
+
+	code = Main([]string{filepath.Join(dir, "t2"), "--", "/nonexistent/cmd"}, &stderr)
+	assert.Equal(t, 127, code)
+	assert.Equal(t, 2, Main([]string{"out"}, &stderr))
+}
+
+func TestTargets(t *testing.T) {
+	events := []Event{
+		{Op: "exec", Path: "/usr/bin/python3", Argv: []string{"python3", "-I", "verify.py"}, Cwd: "/app"},
+		{Op: "open", Path: "/app/verify.py"},
+		{Op: "open", Path: "/app/helpers/util.py"},
+		{Op: "open", Path: "/app/data.csv"},
+		{Op: "open", Path: "/app/out.py", Write: true},
+		{Op: "open", Path: "/usr/lib/python3.11/json/__init__.py"},
+		{Op: "open", Path: "/tests/test_x.py"},
+		{Op: "exec", Path: "/app/run-checks", Argv: []string{"/app/run-checks"}},
+		{Op: "exec", Path: "/bin/bash", Argv: []string{"bash", "-c", "echo"}},
+		{Op: "exec", Path: "/usr/bin/python3", Argv: []string{"python3", "-m", "pytest"}},
+		{Op: "open", Path: "/app/solution.py"},
+		{Op: "open", Path: "/app/verify.py"},
+	}
+	got := Targets(events, func(p string) bool { return p == "/app/solution.py" })
+	assert.Equal(t, []Target{
+		{Path: "/app/verify.py", How: "interpreted"},
+		{Path: "/app/run-checks", How: "executed"},
+		{Path: "/app/helpers/util.py", How: "loaded"},
+	}, sortedByHow(got))
+}
+
+// sortedByHow orders targets as the test lists them: interpreted, executed,
+// loaded.
+func sortedByHow(ts []Target) []Target {
+	order := map[string]int{"interpreted": 0, "executed": 1, "loaded": 2}
+	out := slices.Clone(ts)
+	slices.SortStableFunc(out, func(a, b Target) int { return order[a.How] - order[b.How] })
+	return out
+}
+
+func TestScriptArg(t *testing.T) {
+	for _, tt := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"python3", "x.py"}, "x.py"},
+		{[]string{"/usr/bin/python3.11", "-I", "-B", "/app/v.py", "arg"}, "/app/v.py"},
+		{[]string{"python3", "-m", "pytest"}, ""},
+		{[]string{"bash", "-c", "x"}, ""},
+		{[]string{"node", "check.js"}, "check.js"},
+		{[]string{"pythonista", "x.py"}, ""},
+		{[]string{"cat", "x.py"}, ""},
+		{[]string{"python3"}, ""},
+	} {
+		assert.Equal(t, tt.want, scriptArg(tt.argv), "%v", tt.argv)
+	}
+}
