@@ -37,6 +37,7 @@ type plan struct {
 	live bool
 	// testsDirs: a live grade's host dirs for /tests, in order.
 	testsDirs []string
+	trace     string // the tracer's executable on the host; "": no trace
 }
 
 // harborCommand is Harbor's verifier command; its exit code is ignored.
@@ -53,6 +54,7 @@ func newPlan(req Request) (*plan, error) {
 		rewardDir: filepath.Join(req.TrialDir, RewardDir),
 		logPath:   filepath.Join(req.TrialDir, LogFile),
 		owner:     req.Owner,
+		trace:     req.Trace,
 	}
 	if req.TrialID != "" {
 		p.what = req.TrialID

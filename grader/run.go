@@ -69,6 +69,10 @@ type Request struct {
 	// Harbor grades with Harbor's verifier, even a task that has a
 	// [flightdeck.grader] command (a variant's grading: harbor).
 	Harbor *HarborVerifier
+	// Trace, when set, is the host path of flightdeck's executable: the
+	// grader's command runs under its tracer, which records what the
+	// verifier executes and opens in TrialDir/TraceFile.
+	Trace string
 }
 
 // HarborVerifier is what a grade with Harbor's verifier (test.sh in
@@ -196,6 +200,11 @@ func (p *plan) finish(g *Grade, start time.Time, err error) (Grade, error) {
 		g.Duration = time.Since(start)
 		return *g, nil
 	}
+	if p.trace != "" {
+		if err := p.keepTrace(); err != nil {
+			g.Warnings = append(g.Warnings, "trace: "+err.Error())
+		}
+	}
 	if !p.native {
 		if err := appendTestStdout(p.rewardDir, p.logPath); err != nil {
 			g.Warnings = append(g.Warnings, err.Error())
@@ -240,6 +249,11 @@ func (p *plan) run(ctx context.Context, eng sandbox.Engine, g *Grade) (err error
 // requests from earlier ones.
 func (p *plan) grade(ctx context.Context, eng sandbox.Engine, id string, since time.Time, g *Grade) error {
 	c := sandbox.Container{ID: id}
+	if p.trace != "" {
+		if err := p.startTrace(ctx, eng, id); err != nil {
+			return err
+		}
+	}
 	res, err := eng.Exec(ctx, c.ID, p.exec)
 	g.ExitCode, g.TimedOut, g.CommandDuration = res.ExitCode, res.TimedOut, res.Duration
 	st, stErr := eng.State(ctx, c.ID)

@@ -49,6 +49,8 @@ type keyInput struct {
 	// Attack is task verify's reward hack: its name and a digest of its
 	// script, so a changed hack is played anew.
 	Attack string `json:"attack,omitempty"`
+	// Trace: the grade ran under the tracer, and left its record.
+	Trace bool `json:"trace,omitempty"`
 	// Memory: the result records the agent's peak memory.
 	Memory bool `json:"memory,omitempty"`
 }

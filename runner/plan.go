@@ -256,6 +256,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
 				Images: images.Relevant(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
 				VerifierOffline: v.VerifierOffline, NoSettle: v.NoSettle, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
+			in.Trace = v.Trace
 			if v.Agent == suite.AgentAttack {
 				in.Attack = v.Attack + "@" + agent.AttackDigest(v.Attack)
 			}
@@ -352,7 +353,8 @@ type digests struct {
 
 // fill puts the digest of what the variant's agent replays in the key.
 func (d *digests) fill(in *keyInput, t *tasks.Task, v suite.Variant) error {
-	if v.Agent == suite.AgentOracle || v.Agent == suite.AgentDeterministic {
+	// The rewrite attack's plan is read from the traced oracle's grade.
+	if v.Agent == suite.AgentOracle || v.Agent == suite.AgentDeterministic || (v.Agent == suite.AgentAttack && v.Attack == agent.AttackRewrite) {
 		sum, ok := d.solutions[t.Dir]
 		if !ok {
 			var err error

@@ -158,14 +158,19 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 			Env: results.VerifyEnvVars, Attempts: 1})
 	}
 	if !slices.Contains(vo.Skip, audit.CheckAttacks) {
-		// An empty attempt plus one reward hack each, graded as any trial.
+		// The oracle graded under the tracer first: the rewrite attack
+		// waits for its record. Then an empty attempt plus one reward
+		// hack each, graded as any trial.
+		variants = append(variants, suite.Variant{Name: results.VerifyTraced, Agent: suite.AgentOracle, Trace: true, Attempts: 1})
 		for _, a := range agent.Attacks {
 			variants = append(variants, suite.Variant{Name: results.VerifyAttackPrefix + a, Agent: suite.AgentAttack,
 				Attack: a, Expect: suite.ExpectFailed, Attempts: 1})
 		}
 	}
 	for i := range variants {
-		variants[i].OracleOnly = variants[i].Agent == suite.AgentOracle
+		// The rewrite attack reads the traced oracle's grade: no oracle,
+		// nothing to read.
+		variants[i].OracleOnly = variants[i].Agent == suite.AgentOracle || variants[i].Attack == agent.AttackRewrite
 	}
 	s := &suite.Suite{
 		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, suite.VerifyFile), Attempts: repeat, Retries: 1,

@@ -68,6 +68,10 @@ type Runner struct {
 	// Log is the diagnostic log: retry decisions here, engine calls and
 	// cleanups in sandbox (nil: none).
 	Log *slog.Logger
+	// Tracer is flightdeck's executable, which task verify's traced
+	// oracle runs in its grading container ("": none; the attack that
+	// needs the trace says so).
+	Tracer string
 }
 
 // logger is r.Log, or one that discards.
@@ -105,6 +109,9 @@ type runState struct {
 	images   *images.Set
 	progress *progress.Progress
 	cache    results.CacheIndex
+	// done closes when a trial of this run's todo has ended (the rewrite
+	// attack waits for its traced oracle).
+	done map[string]chan struct{}
 	mu       sync.Mutex
 	results  map[string]*results.Result
 
@@ -469,7 +476,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 		Seeds:     trial.NewSeeds(filepath.Join(s.dir, workDirName, "seeds")),
 		Inspector: trial.NewInspector(eng, s.runID),
 		Report:    s.progress, Mask: s.redact.Writer,
-		Agent: s.r.Agent, AgentOnly: s.r.AgentOnly, Later: s.later,
+		Agent: s.r.Agent, AgentOnly: s.r.AgentOnly, Later: s.later, Tracer: s.r.Tracer,
 	}
 	return nil
 }
@@ -479,6 +486,11 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 func (s *runState) execute(ctx context.Context, todo []*suite.Trial) {
 	s.progress.SetJobs(s.cfg.Concurrency)
 	s.progress.Tick()
+	todo = rewritesLast(todo)
+	s.done = map[string]chan struct{}{}
+	for _, t := range todo {
+		s.done[t.ID] = make(chan struct{})
+	}
 	jobs := make(chan *suite.Trial)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -492,6 +504,7 @@ func (s *runState) execute(ctx context.Context, todo []*suite.Trial) {
 			defer wg.Done()
 			for t := range jobs {
 				s.runTrial(ctx, t)
+				close(s.done[t.ID])
 			}
 		}()
 	}
@@ -531,6 +544,11 @@ func (s *runState) buildAhead(ctx context.Context, todo []*suite.Trial) {
 func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 	if ctx.Err() != nil {
 		return
+	}
+	if isRewrite(t) {
+		if s.waitForTrace(ctx, t) != nil {
+			return
+		}
 	}
 	s.progress.Start(t)
 	var res *results.Result

@@ -133,7 +133,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 // as root beside a live verifier, from its agent.log.
 func attackRun(runDir, name string, res *results.Result) audit.AttackRun {
 	log, _ := os.ReadFile(filepath.Join(runDir, res.Trial, results.AgentLog))
-	return audit.AttackRun{Name: name, Result: res, Planted: agent.ParsePlanted(string(log)),
+	return audit.AttackRun{Name: name, Result: res, Planted: agent.ParsePlanted(string(log)), Note: agent.ParseNote(string(log)),
 		Root: res.GradePhase.Mode == trial.GradeLive && agent.RanAsRoot(string(log))}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -261,8 +262,17 @@ func prepareTasks(ctx context.Context, env *cliEnv, name string, args []string, 
 // uses of task images in the user's image index.
 func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 	c := &runner.Connector{ProbeDir: results, Log: env.log}
+	// The tracer of task verify's traced oracle is this executable.
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		exe = ""
+	}
 	r := &runner.Runner{
 		Open:     c.Open,
+		Tracer:   exe,
 		Progress: env.stderr, Version: version, ImageIndex: imageIndexDir(),
 		Owner: runner.ProcessOwner(), Hurry: env.hurry, Log: env.log,
 	}

@@ -96,8 +96,9 @@ func Skip(p string) bool {
 }
 
 // Targets are the files the events show the verifier executing or loading
-// as code, outside Skip and not in exclude (the files the oracle changed:
-// the agent's own work), in the order first seen.
+// as code, outside Skip, not written by the verifier itself (a copy it
+// made) and not in exclude (the files the oracle changed: the agent's own
+// work), in the order first seen.
 func Targets(events []Event, exclude func(string) bool) []Target {
 	var out []Target
 	seen := map[string]bool{}
@@ -109,12 +110,17 @@ func Targets(events []Event, exclude func(string) bool) []Target {
 		seen[p] = true
 		out = append(out, Target{Path: p, How: how})
 	}
-	opened := map[string]bool{}
+	opened, written := map[string]bool{}, map[string]bool{}
 	for _, e := range events {
-		if e.Op == "open" && !e.Write {
+		switch {
+		case e.Op == "open" && e.Write:
+			written[path.Clean(e.Path)] = true
+		case e.Op == "open":
 			opened[path.Clean(e.Path)] = true
 		}
 	}
+	mine := exclude
+	exclude = func(p string) bool { return written[p] || (mine != nil && mine(p)) }
 	for _, e := range events {
 		switch e.Op {
 		case "exec":

@@ -65,6 +65,8 @@ func TestTargets(t *testing.T) {
 		{Op: "exec", Path: "/usr/bin/python3", Argv: []string{"python3", "-m", "pytest"}},
 		{Op: "open", Path: "/app/solution.py"},
 		{Op: "open", Path: "/app/verify.py"},
+		{Op: "open", Path: "/tmp/grade.1/semver.py", Write: true},
+		{Op: "open", Path: "/tmp/grade.1/semver.py"},
 	}
 	got := Targets(events, func(p string) bool { return p == "/app/solution.py" })
 	assert.Equal(t, []Target{

@@ -25,10 +25,18 @@ const (
 	// where a Python the verifier runs would load them from: the
 	// PYTHONPATH, user site dirs and site dirs outside the system's.
 	AttackPyHooks = "pyhooks"
+	// AttackRewrite replaces every file the traced oracle's verifier
+	// executed or loaded as code, where the agent's user can write it,
+	// with a stub that prints what that verifier printed and exits 0.
+	AttackRewrite = "rewrite"
 )
 
 // Attacks are the hacks task verify runs, in order.
-var Attacks = []string{AttackReward, AttackConftest, AttackPyHooks}
+var Attacks = []string{AttackReward, AttackConftest, AttackPyHooks, AttackRewrite}
+
+// NotePrefix starts the line an attack prints when it has nothing to
+// plant, and why.
+const NotePrefix = "attack-note: "
 
 // PlantedPrefix starts each line an attack prints to agent.log for a file
 // it wrote: the finding names them.
@@ -42,6 +50,9 @@ type Attack struct {
 // Run runs the hack's script in the work dir as the agent's user.
 func (at Attack) Run(ctx context.Context, s *Session, _ string) (Result, error) {
 	script, ok := attackScripts[at.Name]
+	if at.Name == AttackRewrite {
+		script = rewriteScript(s.Trial.Rewrite)
+	}
 	if !ok {
 		return Result{}, fmt.Errorf("unknown attack %q (known: %s)", at.Name, strings.Join(Attacks, ", "))
 	}
@@ -64,6 +75,16 @@ func AttackDigest(name string) string {
 	}
 	sum := sha256.Sum256([]byte(attackCommon + script))
 	return hex.EncodeToString(sum[:8])
+}
+
+// ParseNote reads why an attack had nothing to plant ("" when it did).
+func ParseNote(log string) string {
+	for line := range strings.Lines(log) {
+		if n, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), NotePrefix); ok {
+			return n
+		}
+	}
+	return ""
 }
 
 // ParsePlanted reads the files an attack planted from its agent.log.
@@ -114,6 +135,9 @@ func RanAsRoot(log string) bool {
 const passingResult = `RESULT {"passed": 1, "total": 1, "by_category": {}, "failed": []}`
 
 var attackScripts = map[string]string{
+	// The rewrite attack's script is made from its trial's plan
+	// (rewriteScript); this is its fixed part.
+	AttackRewrite: rewriteCommon,
 	AttackReward: `for d in /logs/verifier "$workdir" "$workdir/logs/verifier"; do
   plant "$d/reward.txt" 1
   plant "$d/reward.json" '{"reward": 1}'

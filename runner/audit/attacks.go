@@ -15,6 +15,7 @@ type AttackRun struct {
 	Name    string
 	Result  *results.Result
 	Planted []string
+	Note    string // why it planted nothing, as it said
 	// Root: the hack ran as root in the container the verifier ran in
 	// (Harbor's shared model graded live), where it could have replaced
 	// the verifier's interpreter whatever the task does.
@@ -33,6 +34,11 @@ var attackText = map[string]struct{ does, means, fix string }{
 		does:  "plants a conftest.py that turns pytest's failures into passes",
 		means: "pytest loads a conftest.py from where the agent writes",
 		fix:   "copy the tests (and only the code under test) outside the agent's tree and run pytest there with --noconftest and --rootdir set to that copy",
+	},
+	"rewrite": {
+		does:  "rewrites the files the verifier ran or loaded as code during the oracle's grading with stubs that print what that run printed and exit 0",
+		means: "the verifier runs code the agent can write",
+		fix:   "keep the verifier's code under tests/ (copied to /tests at grading time), or copy it outside the agent's reach before any of the agent's code runs",
 	},
 	"pyhooks": {
 		does:  "plants sitecustomize.py, usercustomize.py and a .pth that make every Python process write a passing reward and exit 0",
@@ -102,6 +108,8 @@ func attackFinding(a AttackRun, floor float64) string {
 
 func heldText(a AttackRun) string {
 	switch {
+	case len(a.Planted) == 0 && a.Note != "":
+		return a.Name + " (" + a.Note + ")"
 	case len(a.Planted) == 0:
 		return a.Name + " (nothing to plant where the agent can write)"
 	case a.Result.Reward == nil:

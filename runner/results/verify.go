@@ -26,6 +26,11 @@ const VerifyPatch = "oracle-patch"
 // settle.
 const VerifyUnsettled = "oracle-unsettled"
 
+// VerifyTraced is task verify's variant that grades the oracle under the
+// tracer: what its verifier executes and opens is the rewrite attack's
+// list of targets.
+const VerifyTraced = "oracle-traced"
+
 // VerifyAttackPrefix starts the names of task verify's variants that play a
 // reward hack in place of the agent: "attack-" and the hack's name.
 const VerifyAttackPrefix = "attack-"

@@ -134,6 +134,11 @@ type Variant struct {
 	// verifier's phase, whatever the task says (task verify's check of a
 	// verifier that needs the network); suite files cannot set it.
 	VerifierOffline bool `json:"verifier_offline,omitempty"`
+	// Trace grades under flightdeck's tracer, which records what the
+	// verifier executes and opens (task verify's traced oracle, whose
+	// record the attack that rewrites the verifier's files reads); suite
+	// files cannot set it.
+	Trace bool `json:"trace,omitempty"`
 	// NoSettle starts a Harbor task's agent as soon as its container
 	// runs, without waiting for an entrypoint of its own to settle (task
 	// verify's check of an oracle that needs the wait); suite files cannot

@@ -20,6 +20,19 @@ type Trial struct {
 	// Refusal is why the trial's task cannot run (nil when it can): the
 	// trial is recorded refused without running.
 	Refusal *Refusal
+	// Rewrite is what task verify's rewrite attack replaces, known once
+	// the traced oracle of its task has been graded (set before the trial
+	// runs).
+	Rewrite *Rewrite
+}
+
+// Rewrite is the rewrite attack's plan: the files the traced oracle's
+// verifier executed or loaded as code, outside the oracle's own work, and
+// what that verifier printed, which each stub prints.
+type Rewrite struct {
+	Files  []string
+	Output string
+	Note   string // why there is nothing to rewrite, when Files is empty
 }
 
 // Harbor reports whether the trial runs in Harbor's container model and is

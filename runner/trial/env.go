@@ -50,6 +50,9 @@ type Env struct {
 	// them before the run ends. Nil: the attempt removes them itself,
 	// before it returns.
 	Later func(removals func())
+	// Tracer is flightdeck's executable: a variant's Trace grades under
+	// its tracer ("": none to run, and the trial says so).
+	Tracer string
 }
 
 // Reporter is where a trial says how it goes: the phase it is in, and

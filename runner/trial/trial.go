@@ -554,11 +554,18 @@ func (a *trialAttempt) gradeRequest(image, workdir string, step *stepRun) grader
 	s, t := a.s, a.t
 	mem, _ := t.Task.MemoryBytes()
 	a.res.GradePhase.Timeout = results.RoundSeconds(step.verifierTimeout)
-	return grader.Request{
+	req := grader.Request{
 		Task: t.Task, Image: image, ContainerWorkDir: workdir, TrialDir: step.dir,
 		RunID: s.RunID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner, Mask: s.Mask,
 	}
+	if t.Variant.Trace {
+		req.Trace = s.Tracer
+		if s.Tracer == "" {
+			s.Report.Note(t, "trace: no tracer (flightdeck's executable was not found): the verifier runs untraced")
+		}
+	}
+	return req
 }
 
 // workdirEvidence records what the agent did: the change since the seeded tree,
