@@ -111,9 +111,9 @@ type runState struct {
 	cache    results.CacheIndex
 	// done closes when a trial of this run's todo has ended (the rewrite
 	// attack waits for its traced oracle).
-	done map[string]chan struct{}
-	mu       sync.Mutex
-	results  map[string]*results.Result
+	done    map[string]chan struct{}
+	mu      sync.Mutex
+	results map[string]*results.Result
 
 	// redact masks the run's secrets in what it writes.
 	redact *secrets.Redactor
