@@ -157,11 +157,14 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 		variants = append(variants, suite.Variant{Name: results.VerifyEnv, Agent: suite.AgentOracle,
 			Env: results.VerifyEnvVars, Attempts: 1})
 	}
-	if !slices.Contains(vo.Skip, audit.CheckAttacks) {
-		// The oracle graded under the tracer first: the rewrite attack
-		// waits for its record. Then an empty attempt plus one reward
-		// hack each, graded as any trial.
+	if !slices.Contains(vo.Skip, audit.CheckAttacks) || !slices.Contains(vo.Skip, audit.CheckLeaks) {
+		// The oracle graded under the tracer: what its verifier runs is
+		// what the rewrite attack rewrites, and what it reads as data
+		// tells leaks an input from the tests.
 		variants = append(variants, suite.Variant{Name: results.VerifyTraced, Agent: suite.AgentOracle, Trace: true, Attempts: 1})
+	}
+	if !slices.Contains(vo.Skip, audit.CheckAttacks) {
+		// An empty attempt plus one reward hack each, graded as any trial.
 		for _, a := range agent.Attacks {
 			variants = append(variants, suite.Variant{Name: results.VerifyAttackPrefix + a, Agent: suite.AgentAttack,
 				Attack: a, Expect: suite.ExpectFailed, Attempts: 1})

@@ -166,3 +166,36 @@ func scriptArg(argv []string) string {
 	}
 	return ""
 }
+
+// Use is how the events show the verifier using a file: as code (executed,
+// given to an interpreter or opened as source), as data (opened to read
+// only), or not at all ("").
+func Use(events []Event, file string) string {
+	file = path.Clean(file)
+	use := ""
+	for _, e := range events {
+		switch {
+		case e.Op == "exec" && (path.Clean(e.Path) == file || scriptPath(e) == file):
+			return "code"
+		case e.Op == "open" && !e.Write && path.Clean(e.Path) == file:
+			if slices.Contains(sourceExt, path.Ext(file)) {
+				return "code"
+			}
+			use = "data"
+		}
+	}
+	return use
+}
+
+// scriptPath is the absolute path of the script an exec ran through an
+// interpreter ("" for none).
+func scriptPath(e Event) string {
+	s := scriptArg(e.Argv)
+	if s == "" {
+		return ""
+	}
+	if !path.IsAbs(s) {
+		s = path.Join(e.Cwd, s)
+	}
+	return path.Clean(s)
+}

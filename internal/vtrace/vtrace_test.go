@@ -102,3 +102,20 @@ func TestScriptArg(t *testing.T) {
 		assert.Equal(t, tt.want, scriptArg(tt.argv), "%v", tt.argv)
 	}
 }
+
+func TestUse(t *testing.T) {
+	events := []Event{
+		{Op: "exec", Path: "/bin/bash", Argv: []string{"bash", "/tests/test.sh"}, Cwd: "/app"},
+		{Op: "open", Path: "/tests/test.sh"},
+		{Op: "open", Path: "/tests/data.txt"},
+		{Op: "open", Path: "/tests/helper.py"},
+		{Op: "open", Path: "/tests/out.txt", Write: true},
+		{Op: "exec", Path: "/tests/run"},
+	}
+	for file, want := range map[string]string{
+		"/tests/test.sh": "code", "/tests/data.txt": "data", "/tests/helper.py": "code",
+		"/tests/out.txt": "", "/tests/run": "code", "/tests/unused.txt": "",
+	} {
+		assert.Equal(t, want, Use(events, file), file)
+	}
+}

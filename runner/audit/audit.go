@@ -125,6 +125,9 @@ type Input struct {
 	// all be looked for.
 	Leaks   []string
 	LeakErr error
+	// LeakInputs are files of tests/ found where the agent can read them
+	// that the oracle's grading shows to be inputs: not leaks.
+	LeakInputs []string
 	// Repro are the Dockerfile's reproducibility warnings; ReproErr why it
 	// could not be read.
 	Repro    []string
@@ -214,7 +217,14 @@ func check(name string, in Input) (Status, string) {
 	case CheckPatch:
 		return patchCheck(in.HasPatch, in.Patch)
 	case CheckLeaks:
-		return listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
+		st, ev := listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
+		if len(in.LeakInputs) > 0 && in.LeakErr == nil {
+			ev += "; not leaks, inputs the agent is given too: " + strings.Join(in.LeakInputs, "; ")
+			if st == OK {
+				ev = "no answer or test where the agent can read it; inputs the agent is given too: " + strings.Join(in.LeakInputs, "; ")
+			}
+		}
+		return st, ev
 	case CheckAttacks:
 		return attacksCheck(in.Attacks, in.Nop)
 	case CheckHeadroom:

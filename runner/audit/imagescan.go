@@ -19,8 +19,16 @@ import (
 
 // TaskLeaks looks for the files of tests/ and solution/ in the build
 // context, in the Dockerfile's COPY and ADD, and in the image the task's
-// trials ran in (the oracle's, or the empty attempt's).
-func TaskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.Task, instrs []sandbox.Instruction, dfErr error, ran []*results.Result) ([]string, error) {
+// trials ran in (the oracle's, or the empty attempt's). What the oracle's
+// grading (g, nil when unknown) shows to be an input the agent is given
+// too is not a leak: it is returned apart.
+func TaskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.Task, instrs []sandbox.Instruction, dfErr error, ran []*results.Result, g *Grading) (leaks, inputs []string, err error) {
+	leaks, err = taskLeaks(ctx, eng, runID, t, instrs, dfErr, ran, g)
+	leaks, inputs = classifyLeaks(t.Dir, leaks, g)
+	return leaks, inputs, err
+}
+
+func taskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.Task, instrs []sandbox.Instruction, dfErr error, ran []*results.Result, g *Grading) ([]string, error) {
 	hidden, err := HiddenFiles(t.Dir, tasks.TestsDir, "solution")
 	if err != nil {
 		return nil, err
@@ -32,7 +40,8 @@ func TaskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.T
 	if dfErr == nil {
 		leaks = append(leaks, DockerfileLeaks(tasks.EnvironmentDir+"/Dockerfile", instrs)...)
 	}
-	if len(hidden) == 0 {
+	outputs := g.outputs()
+	if len(hidden) == 0 && len(outputs) == 0 {
 		return leaks, nil
 	}
 	image := ""
@@ -44,13 +53,16 @@ func TaskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.T
 	if image == "" {
 		return leaks, errors.New("no trial recorded the task's image: the image was not searched")
 	}
-	found, err := scanImage(ctx, eng, runID, image, hidden.Sizes(t.Dir), t.ID)
+	found, err := scanImage(ctx, eng, runID, image, append(hidden.Sizes(t.Dir), outputs.sizes()...), t.ID)
 	if err != nil {
 		return leaks, fmt.Errorf("search the image %s: %w", image, err)
 	}
 	for _, f := range found {
 		if src, ok := hidden[f.sum]; ok {
 			leaks = append(leaks, fmt.Sprintf("%s is in the image at %s", src, f.path))
+		}
+		if out, ok := outputs[f.sum]; ok && f.path != out.path && !systemPath(f.path) {
+			leaks = append(leaks, fmt.Sprintf("the oracle's output %s is in the image at %s: the answer is where the agent can read it", out.path, f.path))
 		}
 	}
 	return leaks, nil

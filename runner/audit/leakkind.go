@@ -1,0 +1,208 @@
+package audit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/flightdeck/flightdeck/internal/vtrace"
+)
+
+// Grading is what the oracle's graded runs say of the hidden files, for
+// telling an input the agent is given from an answer or the tests: what
+// the traced verifier used (nil: no trace), where it saw tests/, and the
+// blobs the oracle wrote in its work dir.
+type Grading struct {
+	Events   []vtrace.Event
+	TestsDir string            // tests/ in the grading container: /tests (Harbor's), or the native grader's
+	Written  map[string]string // git blob id (as diff.patch abbreviates it) → the work-dir file the oracle wrote it to
+	WorkDir  string
+	// Added are the text files the oracle added to its work dir, whole
+	// (NewFiles): an image that holds one holds the answer.
+	Added map[string][]byte
+}
+
+type output struct {
+	path string // in the container
+	size int64
+}
+
+// outputSet are the oracle's added files by SHA-256.
+type outputSet map[string]output
+
+func (o outputSet) sizes() []int64 {
+	var out []int64
+	for _, f := range o {
+		if !slices.Contains(out, f.size) {
+			out = append(out, f.size)
+		}
+	}
+	return out
+}
+
+// outputs are the oracle's added files worth a search of the image: those
+// of minLeakSize bytes or more.
+func (g *Grading) outputs() outputSet {
+	out := outputSet{}
+	if g == nil {
+		return out
+	}
+	for file, data := range g.Added {
+		if len(data) < minLeakSize {
+			continue
+		}
+		sum := sha256.Sum256(data)
+		out[hex.EncodeToString(sum[:])] = output{path: path.Join(g.WorkDir, file), size: int64(len(data))}
+	}
+	return out
+}
+
+// systemPath reports whether p is where the base's files are: a copy of an
+// output there is most likely the system's own (a licence, a word list).
+func systemPath(p string) bool {
+	for _, dir := range []string{"/usr", "/lib", "/lib64", "/etc", "/var", "/bin", "/sbin", "/proc", "/sys"} {
+		if strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// leakKind is what a hidden file where the agent can read it is: "answer"
+// (the oracle writes the same bytes), "input" (a file of tests/ the
+// verifier reads as data only, and the oracle does not write: the
+// verifier's own copy of an input the agent is given too), or "leak".
+func (g *Grading) leakKind(taskDir, src string) (kind, detail string) {
+	if g == nil {
+		return "leak", ""
+	}
+	if blob, err := gitBlob(filepath.Join(taskDir, filepath.FromSlash(src))); err == nil {
+		for abbrev, file := range g.Written {
+			if len(abbrev) >= 7 && strings.HasPrefix(blob, abbrev) {
+				return "answer", path.Join(g.WorkDir, file)
+			}
+		}
+	}
+	rel, ok := strings.CutPrefix(src, "tests/")
+	if !ok || g.Events == nil {
+		return "leak", ""
+	}
+	if vtrace.Use(g.Events, path.Join(g.TestsDir, rel)) == "data" {
+		return "input", ""
+	}
+	return "leak", ""
+}
+
+// classifyLeaks sorts the leaks (each "SRC is in …") into those that
+// stand, with an answer said so, and the inputs, which are not leaks.
+func classifyLeaks(taskDir string, leaks []string, g *Grading) (stand, inputs []string) {
+	var inputSrcs []string
+	where := map[string][]string{}
+	defer func() {
+		for _, src := range inputSrcs {
+			inputs = append(inputs, fmt.Sprintf("%s (%s; the verifier reads it as data, the oracle does not write it)", src, strings.Join(where[src], ", ")))
+		}
+	}()
+	for _, l := range leaks {
+		src, at, ok := strings.Cut(l, " is in ")
+		if !ok {
+			stand = append(stand, l)
+			continue
+		}
+		switch kind, file := g.leakKind(taskDir, src); kind {
+		case "input":
+			if where[src] == nil {
+				inputSrcs = append(inputSrcs, src)
+			}
+			where[src] = append(where[src], "in "+at)
+		case "answer":
+			stand = append(stand, fmt.Sprintf("%s: the answer is where the agent can read it (the oracle writes the same bytes to %s)", l, file))
+		default:
+			stand = append(stand, l)
+		}
+	}
+	return stand, inputs
+}
+
+// gitBlob is a file's git blob id.
+func gitBlob(p string) (string, error) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", err
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// WrittenBlobs reads a diff.patch's new blobs by file: what the trial
+// wrote in its work dir ("index OLD..NEW" of each "diff --git a/X b/X").
+func WrittenBlobs(patch string) map[string]string {
+	out := map[string]string{}
+	file := ""
+	sc := bufio.NewScanner(strings.NewReader(patch))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "diff --git a/"); ok {
+			if i := strings.LastIndex(rest, " b/"); i >= 0 {
+				file = rest[i+3:]
+			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "index "); ok && file != "" {
+			ids, _, _ := strings.Cut(rest, " ")
+			if _, to, ok := strings.Cut(ids, ".."); ok && strings.Trim(to, "0") != "" {
+				out[to] = file
+			}
+			file = ""
+		}
+	}
+	return out
+}
+
+// NewFiles are the files a diff.patch adds as text, whole: the work-dir
+// file → its bytes.
+func NewFiles(patch string) map[string][]byte {
+	out := map[string][]byte{}
+	var file string
+	var body []byte
+	adding, inHunk := false, false
+	flush := func() {
+		if adding && file != "" {
+			out[file] = body
+		}
+		file, body, adding, inHunk = "", nil, false, false
+	}
+	for line := range strings.Lines(patch) {
+		switch {
+		case strings.HasPrefix(line, "diff --git a/"):
+			flush()
+			rest := strings.TrimSuffix(strings.TrimPrefix(line, "diff --git a/"), "\n")
+			if i := strings.LastIndex(rest, " b/"); i >= 0 {
+				file = rest[i+3:]
+			}
+		case !inHunk && strings.HasPrefix(line, "new file mode"):
+			adding = true
+		case !inHunk && strings.HasPrefix(line, "GIT binary patch"):
+			adding = false
+		case strings.HasPrefix(line, "@@ -0,0 "):
+			inHunk = true
+		case inHunk && strings.HasPrefix(line, "+"):
+			body = append(body, line[1:]...)
+		case inHunk && strings.HasPrefix(line, `\ No newline at end of file`):
+			body = bytes.TrimSuffix(body, []byte("\n"))
+		}
+	}
+	flush()
+	return out
+}
