@@ -38,6 +38,7 @@ type plan struct {
 	jobsLevels               []int
 	cachedReps               int
 	memoryTrials, memoryJobs int
+	verifyReps               int
 }
 
 // fullPlan keeps the whole bench near ten minutes on two cores.
@@ -45,14 +46,14 @@ var fullPlan = plan{
 	rounds: 12, attempts: 2, composeRounds: 5, startupReps: 3, profileTrials: 10, imageReps: 5, lsImages: 100, lsReps: 7,
 	digestSize: 200 << 20, digestReps: 5,
 	jobsTrials: 20, jobsReps: 5, jobsLevels: []int{1, 2, 4}, cachedReps: 7,
-	memoryTrials: 200, memoryJobs: 4,
+	memoryTrials: 200, memoryJobs: 4, verifyReps: 3,
 }
 
 var quickPlan = plan{
 	rounds: 4, attempts: 2, composeRounds: 2, startupReps: 1, profileTrials: 5, imageReps: 2, lsImages: 100, lsReps: 3,
 	digestSize: 200 << 20, digestReps: 2,
 	jobsTrials: 20, jobsReps: 1, jobsLevels: []int{1, 2, 4}, cachedReps: 3,
-	memoryTrials: 200, memoryJobs: 4,
+	memoryTrials: 200, memoryJobs: 4, verifyReps: 1,
 }
 
 // bench is one run of the benchmarks.
@@ -169,6 +170,9 @@ func run(ctx context.Context, p plan, quick bool, out, bin, profiles string) (er
 		return err
 	}
 	if rep.memory, err = b.memory(ctx, p.memoryTrials, p.memoryJobs); err != nil {
+		return err
+	}
+	if rep.verify, err = b.verifyRuns(ctx, p.verifyReps); err != nil {
 		return err
 	}
 	if rep.jobs.cached.median() > cachedTarget {

@@ -15,6 +15,9 @@ const (
 	digestTarget = 0.8   // task_digest ≥ 0.8 × raw SHA-256
 	jobsTarget   = 1.5   // --jobs 2 ≥ 1.5 × --jobs 1
 	memoryTarget = 100.0 // MB (10^6 bytes) peak for a 200-trial run
+	// attacksTarget: task verify with its attacks ≤ 1.5 × without them
+	// (issue 44).
+	attacksTarget = 1.5
 )
 
 // Targets from issue #34, "Speed at the engine's floor": a trial is held
@@ -55,6 +58,7 @@ type report struct {
 	memory        *memoryFigures
 	cachedProfile []string
 	timeline      *oracleTimeline // one oracle run's engine calls
+	verify        *verifyFigures
 }
 
 // target is one row of the targets table.
@@ -176,8 +180,44 @@ func (r *report) targets() []target {
 	if r.imagesLs != nil {
 		out = append(out, r.imagesLs.targets()...)
 	}
+	if r.verify != nil {
+		out = append(out, r.verify.target())
+	}
 	return out
 }
+
+// target is the attacks' row of the targets table.
+func (v *verifyFigures) target() target {
+	full, without := v.full.median(), v.noAttacks.median()
+	return target{
+		name:     "`task verify` of the Harbor bench task, the whole process, with its attacks vs without them (--skip attacks)",
+		measured: fmt.Sprintf("with %s, without %s", secs(full), secs(without)),
+		goal:     fmt.Sprintf("≤ %.1f × without", attacksTarget),
+		ratio:    fmt.Sprintf("%.2f ×", full/without),
+		met:      full <= attacksTarget*without,
+		section:  "#task-verify-and-its-attacks",
+	}
+}
+
+func (r *report) writeVerify(w writer) {
+	v := r.verify
+	if v == nil {
+		return
+	}
+	w("## task verify and its attacks\n\n")
+	w("`flightdeck task verify` (the binary) of the Harbor bench task, the whole process in a fresh results dir\n")
+	w("(nothing cached; the image built), the three configurations interleaved. The bench task's tests are weak on\n")
+	w("purpose (nop scores 1), so each verify ends with findings (exit 1): a finished audit.\n\n")
+	w("| configuration | time |\n|---|---|\n")
+	w("| every check | %s |\n", v.full.spreadWith(secs))
+	w("| --skip attacks (the traced oracle still runs, for leaks) | %s |\n", v.noAttacks.spreadWith(secs))
+	w("| --skip attacks,leaks (no traced oracle: the checks before either) | %s |\n\n", v.before.spreadWith(secs))
+	w("The attacks add %.2f × to a verify without them; the traced oracle adds %.2f × to one without it.\n\n",
+		v.full.median()/v.noAttacks.median(), v.noAttacks.median()/v.before.median())
+}
+
+// secs formats seconds.
+func secs(s float64) string { return fmt.Sprintf("%.1f s", s) }
 
 // target is the compose comparison's row of the targets table.
 func (c *composeFigures) target() target {
@@ -269,6 +309,7 @@ func (r *report) markdown() string {
 	r.writeDigest(w)
 	r.writeJobs(w)
 	r.writeMemory(w)
+	r.writeVerify(w)
 	r.writeWhere(w)
 	return b.String()
 }
