@@ -256,6 +256,11 @@ func (p *plan) grade(ctx context.Context, eng sandbox.Engine, id string, since t
 	}
 	res, err := eng.Exec(ctx, c.ID, p.exec)
 	g.ExitCode, g.TimedOut, g.CommandDuration = res.ExitCode, res.TimedOut, res.Duration
+	if p.trace != "" && err == nil && !res.TimedOut {
+		// The tracer leaves with the grade; a container a timeout stopped
+		// keeps it until it is removed.
+		rootExec(ctx, eng, c.ID, []string{"rm", "-rf", traceDir})
+	}
 	st, stErr := eng.State(ctx, c.ID)
 	if err == nil && !res.TimedOut && stErr == nil && st.Running && res.ExitCode == exitKilled {
 		st, stErr = settle(ctx, eng, c.ID)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -585,4 +586,41 @@ func TestRunRecordsOOMAfterStop(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, g.OOMKilled)
 	assert.Equal(t, []string{"Start", "CopyIn", "InspectImage", "Exec", "State", "HandBack", "Stop", "State", "Remove"}, calls(f))
+}
+
+// A traced grade copies the tracer in, runs the verifier's command under
+// it, removes it, and keeps its record beside grader.log, out of the
+// reward dir.
+func TestRunTraced(t *testing.T) {
+	f := newFake(t)
+	grades(f, func(c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		if ex.Cmd[0] != path.Join(traceDir, traceExe) {
+			return sandbox.ExecResult{}, nil
+		}
+		assert.FileExists(t, c.Path(path.Join(traceDir, traceExe)), "the tracer is in the container")
+		require.NoError(t, os.WriteFile(c.Path(HarborVerifierDir+"/reward.txt"), []byte("1\n"), 0o644))
+		require.NoError(t, os.WriteFile(c.Path(HarborVerifierDir+"/"+traceName), []byte(`{"op":"open","path":"/app/x.py"}`+"\n"), 0o644))
+		return sandbox.ExecResult{}, nil
+	})
+	exe := filepath.Join(t.TempDir(), "flightdeck-binary")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
+	req := Request{
+		Task: harborTask(t), Image: "snap", ContainerWorkDir: "/app", TrialDir: t.TempDir(), User: "root",
+		Harbor: &HarborVerifier{}, Trace: exe,
+	}
+	g, err := Run(context.Background(), f, req)
+	require.NoError(t, err)
+	require.NotNil(t, g.Reward, "%v", g.RewardErr)
+	c := grading(t, f)
+	var traced sandbox.ExecSpec
+	for _, ex := range c.Execs {
+		if ex.Cmd[0] == path.Join(traceDir, traceExe) {
+			traced = ex
+		}
+	}
+	assert.Equal(t, []string{path.Join(traceDir, traceExe), "__vtrace", HarborVerifierDir + "/" + traceName, "--", "bash", "-c", harborCommand}, traced.Cmd)
+	assert.Equal(t, []string{"rm", "-rf", traceDir}, c.Execs[len(c.Execs)-1].Cmd, "the tracer leaves with the grade")
+	assert.FileExists(t, filepath.Join(req.TrialDir, TraceFile))
+	assert.NoFileExists(t, filepath.Join(req.TrialDir, RewardDir, traceName))
+	assert.Empty(t, g.Warnings)
 }
