@@ -145,7 +145,9 @@ func (s *scriptScan) step(cmd string) (rule, msg string) {
 	case pytest && inTree && !slices.Contains(args, "--noconftest"):
 		return rulePytestInTree, "pytest runs in the agent's tree without --noconftest: a conftest.py (or pytest.ini) the agent leaves there is loaded and can turn failures into passes; " +
 			"copy the tests, and only the code under test, to a fresh directory outside the tree (mktemp -d) and run pytest there with --noconftest --rootdir \"$dir\" (the specification's safe test.sh)"
-	case python && s.inTree && !slices.ContainsFunc(args, func(a string) bool { return a == "-I" || a == "-P" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "IP")) }):
+	case python && s.inTree && !slices.ContainsFunc(args, func(a string) bool {
+		return a == "-I" || a == "-P" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "IP"))
+	}):
 		return rulePythonInTree, "python -m/-c runs from the agent's tree, which goes first on sys.path: a module the agent leaves there shadows any the verifier imports; " +
 			"run it with -I (or -P), or from a fresh directory outside the tree"
 	}
