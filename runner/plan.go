@@ -132,7 +132,7 @@ func chooseTaskDirs(ctx context.Context, s *suite.Suite, opts suite.Options) ([]
 			dirs = append(dirs, found...)
 		}
 	}
-	fromFlags, named, err := flagTaskDirs(ctx, opts)
+	fromFlags, named, err := registry.FlagTaskDirs(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -146,11 +146,11 @@ func chooseTaskDirs(ctx context.Context, s *suite.Suite, opts suite.Options) ([]
 				return nil, &suite.UsageError{Err: err}
 			}
 		}
-		if dirs, err = taskDirs(ctx, s, cache); err != nil {
+		if dirs, err = registry.SuiteTaskDirs(ctx, s, cache); err != nil {
 			return nil, err
 		}
 	}
-	out := uniqueDirs(dirs)
+	out := registry.UniqueDirs(dirs)
 	if len(out) == 0 {
 		return nil, suite.UsageErrorf("%s: no tasks to run (tasks: lists task dirs, dataset dirs or globs)", s.File)
 	}

@@ -29,7 +29,7 @@ func Prepare(ctx context.Context, suiteFile string, opts suite.Options) (Request
 		if len(opts.Path) == 0 && opts.Registry == "" && opts.Dataset == "" {
 			return Request{}, suite.UsageErrorf("no suite file: name one, or the tasks with --path or --registry and --dataset")
 		}
-		s = commandLineSuite(opts)
+		s = suite.CommandLineSuite(opts)
 	} else {
 		abs := hostpath.Abs(opts.Cwd, suiteFile)
 		if fi, err := os.Stat(abs); err == nil && fi.IsDir() {

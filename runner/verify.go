@@ -2,17 +2,14 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
-	"github.com/flightdeck/flightdeck/internal/vtrace"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
@@ -93,7 +90,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 				}
 			}
 		}
-		instrs, dfErr := taskDockerfile(t)
+		instrs, dfErr := audit.TaskDockerfile(t)
 		if !skip[audit.CheckRepro] {
 			in.ReproErr = dfErr
 			if dfErr == nil {
@@ -111,7 +108,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 			if in.Nop != nil {
 				ran = append(slices.Clone(ran), in.Nop)
 			}
-			g := oracleGrading(rec.Dir, in.Oracle, byTask[t.ID])
+			g := audit.OracleGrading(rec.Dir, in.Oracle, byTask[t.ID])
 			in.Leaks, in.LeakInputs, in.LeakErr = audit.TaskLeaks(ctx, eng, rec.RunID, t, instrs, dfErr, ran, g)
 		}
 		task := audit.Audit(in)
@@ -138,44 +135,4 @@ func attackRun(runDir, name string, res *results.Result) audit.AttackRun {
 	log, _ := os.ReadFile(filepath.Join(runDir, res.Trial, results.AgentLog))
 	return audit.AttackRun{Name: name, Result: res, Planted: agent.ParsePlanted(string(log)), Note: agent.ParseNote(string(log)),
 		Root: res.GradePhase.Mode == trial.GradeLive && agent.RanAsRoot(string(log))}
-}
-
-// oracleGrading is what the oracle's runs tell of the hidden files: the
-// traced oracle's record of what its verifier used, and the blobs the
-// first oracle run wrote in its work dir; nil without an oracle run.
-func oracleGrading(runDir string, oracle, all []*results.Result) *audit.Grading {
-	if len(oracle) == 0 {
-		return nil
-	}
-	first := oracle[0]
-	g := &audit.Grading{WorkDir: first.WorkDir, TestsDir: grader.HarborTestsDir}
-	if first.Native {
-		g.TestsDir = path.Join(grader.NativeTaskDir, tasks.TestsDir)
-	}
-	if patch, err := os.ReadFile(filepath.Join(runDir, first.Trial, results.DiffPatch)); err == nil {
-		g.Written, g.Added = audit.WrittenBlobs(string(patch)), audit.NewFiles(string(patch))
-	}
-	for _, res := range all {
-		if res.Variant != results.VerifyTraced {
-			continue
-		}
-		if f, err := os.Open(filepath.Join(runDir, res.Trial, grader.TraceFile)); err == nil {
-			g.Events, _ = vtrace.Read(f)
-			f.Close()
-		}
-	}
-	return g
-}
-
-// taskDockerfile reads environment/Dockerfile's instructions; none (and no
-// error) for a task that runs a prebuilt image.
-func taskDockerfile(t *tasks.Task) ([]sandbox.Instruction, error) {
-	data, err := os.ReadFile(t.Path(tasks.EnvironmentDir, "Dockerfile"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return sandbox.DockerfileInstructions(data)
 }

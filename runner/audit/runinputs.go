@@ -1,0 +1,116 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/vtrace"
+	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/sandbox"
+	"github.com/flightdeck/flightdeck/tasks"
+)
+
+// What a verify run's trials left that its checks read: the oracle's
+// grading, the rewrite attack's plan, the Dockerfile.
+
+// OracleGrading is what the oracle's runs tell of the hidden files: the
+// traced oracle's record of what its verifier used, and the blobs the
+// first oracle run wrote in its work dir; nil without an oracle run.
+func OracleGrading(runDir string, oracle, all []*results.Result) *Grading {
+	if len(oracle) == 0 {
+		return nil
+	}
+	first := oracle[0]
+	g := &Grading{WorkDir: first.WorkDir, TestsDir: grader.HarborTestsDir}
+	if first.Native {
+		g.TestsDir = path.Join(grader.NativeTaskDir, tasks.TestsDir)
+	}
+	if patch, err := os.ReadFile(filepath.Join(runDir, first.Trial, results.DiffPatch)); err == nil {
+		g.Written, g.Added = WrittenBlobs(string(patch)), NewFiles(string(patch))
+	}
+	for _, res := range all {
+		if res.Variant != results.VerifyTraced {
+			continue
+		}
+		if f, err := os.Open(filepath.Join(runDir, res.Trial, grader.TraceFile)); err == nil {
+			g.Events, _ = vtrace.Read(f)
+			f.Close()
+		}
+	}
+	return g
+}
+
+// TaskDockerfile reads environment/Dockerfile's instructions; none (and no
+// error) for a task that runs a prebuilt image.
+func TaskDockerfile(t *tasks.Task) ([]sandbox.Instruction, error) {
+	data, err := os.ReadFile(t.Path(tasks.EnvironmentDir, "Dockerfile"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sandbox.DockerfileInstructions(data)
+}
+
+// RewritePlan reads a traced oracle's trial dir: the files its verifier
+// executed or loaded as code, less those the oracle changed in its work
+// dir, and what the verifier printed.
+func RewritePlan(dir string) *suite.Rewrite {
+	res, err := results.ReadResult(filepath.Join(dir, results.ResultFile))
+	if err != nil {
+		return &suite.Rewrite{Note: "the traced oracle has no result (" + results.VerifyTraced + " did not finish)"}
+	}
+	f, err := os.Open(filepath.Join(dir, grader.TraceFile))
+	if err != nil {
+		why := "the traced oracle left no trace"
+		if errors.Is(err, os.ErrNotExist) && res.Error != "" {
+			why += ": " + res.Error
+		}
+		return &suite.Rewrite{Note: why}
+	}
+	defer f.Close()
+	events, err := vtrace.Read(f)
+	if err != nil {
+		return &suite.Rewrite{Note: fmt.Sprintf("the trace does not read: %v", err)}
+	}
+	changed := diffFiles(dir, res.WorkDir)
+	rw := &suite.Rewrite{}
+	for _, tg := range vtrace.Targets(events, func(p string) bool { return changed[p] }) {
+		rw.Files = append(rw.Files, tg.Path)
+	}
+	if len(rw.Files) == 0 {
+		rw.Note = "the verifier ran or loaded no file outside the system's, /tests and the oracle's own work"
+	}
+	if out, err := os.ReadFile(filepath.Join(dir, results.GraderLog)); err == nil {
+		rw.Output = string(out)
+	}
+	return rw
+}
+
+// diffFiles are the absolute paths of the files a trial changed in its
+// work dir (diff.files).
+func diffFiles(dir, workdir string) map[string]bool {
+	out := map[string]bool{}
+	data, err := os.ReadFile(filepath.Join(dir, results.DiffFiles))
+	if err != nil || workdir == "" {
+		return out
+	}
+	for line := range strings.Lines(string(data)) {
+		name := strings.TrimRight(line, "\n")
+		if uq, err := strconv.Unquote(name); err == nil && strings.HasPrefix(name, `"`) {
+			name = uq
+		}
+		if name != "" {
+			out[path.Join(workdir, name)] = true
+		}
+	}
+	return out
+}
