@@ -65,31 +65,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 	}
 	var eng sandbox.Engine
 	for _, t := range req.Tasks {
-		in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars,
-			HasPatch: fileExists(t.Path("solution", agent.ReferencePatch))}
-		in.NoOracle = !hasOracle(t)
-		for _, res := range byTask[t.ID] {
-			switch res.Variant {
-			case suite.AgentOracle:
-				in.Oracle = append(in.Oracle, res)
-			case suite.AgentNop:
-				in.Nop = res
-			case results.VerifySnapshot:
-				in.Snapshot = res
-			case results.VerifyEnv:
-				in.EnvRun = res
-			case results.VerifyUnsettled:
-				in.Unsettled = res
-			case results.VerifyOffline:
-				in.Offline = res
-			case results.VerifyPatch:
-				in.Patch = res
-			default:
-				if name, ok := strings.CutPrefix(res.Variant, results.VerifyAttackPrefix); ok {
-					in.Attacks = append(in.Attacks, attackRun(rec.Dir, name, res))
-				}
-			}
-		}
+		in := verifyInput(t, rec.Dir, byTask[t.ID], skip)
 		instrs, dfErr := audit.TaskDockerfile(t)
 		if !skip[audit.CheckRepro] {
 			in.ReproErr = dfErr
@@ -127,6 +103,36 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 		return nil, fmt.Errorf("write the run's report with its audit: %w", err)
 	}
 	return rep, nil
+}
+
+// verifyInput sorts a task's trials into what its checks read.
+func verifyInput(t *tasks.Task, runDir string, trials []*results.Result, skip map[string]bool) audit.Input {
+	in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars,
+		HasPatch: fileExists(t.Path("solution", agent.ReferencePatch))}
+	in.NoOracle = !hasOracle(t)
+	for _, res := range trials {
+		switch res.Variant {
+		case suite.AgentOracle:
+			in.Oracle = append(in.Oracle, res)
+		case suite.AgentNop:
+			in.Nop = res
+		case results.VerifySnapshot:
+			in.Snapshot = res
+		case results.VerifyEnv:
+			in.EnvRun = res
+		case results.VerifyUnsettled:
+			in.Unsettled = res
+		case results.VerifyOffline:
+			in.Offline = res
+		case results.VerifyPatch:
+			in.Patch = res
+		default:
+			if name, ok := strings.CutPrefix(res.Variant, results.VerifyAttackPrefix); ok {
+				in.Attacks = append(in.Attacks, attackRun(runDir, name, res))
+			}
+		}
+	}
+	return in
 }
 
 // attackRun is an attack's trial with what it planted and whether it ran

@@ -18,6 +18,59 @@ import (
 // WriteSummary prints a run's table (a row per task, a column per variant)
 // and its per-variant numbers.
 func WriteSummary(w io.Writer, rec *RunRecord) {
+	writeMatrix(w, rec)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "variant\ttrials\tpassed\tfailed\ttimeouts\tinfra errors\ttask errors\trefused\tneeds input\tpass rate\tmean reward\tpass@k\tcached")
+	for _, v := range rec.Variants {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\n", v.Variant, v.Trials, v.Passed, v.Failed,
+			v.AgentTimeouts+v.VerifierTimeouts, v.Errors, v.TaskErrors, v.Refused, v.NeedsInput, pct(v.PassRate), num(v.MeanReward), passKText(v.PassAtK), v.Cached)
+	}
+	tw.Flush()
+	writeKeyMeans(w, rec.Variants)
+	writeRefused(w, rec.Refused)
+	writeTaskErrors(w, rec.Trials)
+	if len(rec.Substituted) > 0 {
+		fmt.Fprintf(w, "\nsubstitute base images (verdicts hold for the image after =, not the one the task names; --no-substitute forbids): %s\n",
+			strings.Join(rec.Substituted, ", "))
+	}
+	if len(rec.Expectations) > 0 {
+		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rec.Expectations, ", "))
+		// Why, here too: the progress lines may have gone elsewhere.
+		lines := make([]TrialLine, len(rec.Trials))
+		for i, t := range rec.Trials {
+			lines[i] = t.TrialLine
+		}
+		writeReasons(w, lines, rec.Expectations)
+	}
+	if rec.Images != nil {
+		fmt.Fprintf(w, "\n%s\n", rec.Images.Line())
+	}
+	if rec.Kept != nil {
+		fmt.Fprintf(w, "\n%s\n", rec.Kept.Text(rec.RunID))
+	}
+	if len(rec.Tampered) > 0 {
+		fmt.Fprintf(w, "\ntampering flagged (result.json's tamper lists the evidence):\n  %s\n", strings.Join(rec.Tampered, "\n  "))
+	}
+	switch {
+	case len(rec.MissingShards) > 0:
+		// A merge of some shards: nothing was interrupted, a shard's
+		// run is not there.
+		fmt.Fprintf(w, "\n%s without a result: %s; merge again with its run dir, or run it (--shard K/N) first\n",
+			text.Count(len(rec.NotRun), "trial"), MissingShardsText(rec))
+	case len(rec.NotRun) > 0:
+		cwd, _ := os.Getwd()
+		fmt.Fprintf(w, "\n%s without a result (interrupted); finish with: %s\n", text.Count(len(rec.NotRun), "trial"), ResumeCommand(rec, cwd))
+	}
+	fmt.Fprintf(w, "\nresults: %s\n", rec.Dir)
+	if _, err := os.Stat(filepath.Join(rec.Dir, ReportPage)); err == nil {
+		fmt.Fprintf(w, "report:  %s\n", filepath.Join(rec.Dir, ReportPage))
+	}
+}
+
+// writeMatrix writes the table of task × variant, a trial without a
+// result in its cell too.
+func writeMatrix(w io.Writer, rec *RunRecord) {
 	var tasks []string
 	cells := map[string]map[string][]TrialSummary{}
 	for _, t := range rec.Trials {
@@ -67,53 +120,6 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "variant\ttrials\tpassed\tfailed\ttimeouts\tinfra errors\ttask errors\trefused\tneeds input\tpass rate\tmean reward\tpass@k\tcached")
-	for _, v := range rec.Variants {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\n", v.Variant, v.Trials, v.Passed, v.Failed,
-			v.AgentTimeouts+v.VerifierTimeouts, v.Errors, v.TaskErrors, v.Refused, v.NeedsInput, pct(v.PassRate), num(v.MeanReward), passKText(v.PassAtK), v.Cached)
-	}
-	tw.Flush()
-	writeKeyMeans(w, rec.Variants)
-	writeRefused(w, rec.Refused)
-	writeTaskErrors(w, rec.Trials)
-	if len(rec.Substituted) > 0 {
-		fmt.Fprintf(w, "\nsubstitute base images (verdicts hold for the image after =, not the one the task names; --no-substitute forbids): %s\n",
-			strings.Join(rec.Substituted, ", "))
-	}
-	if len(rec.Expectations) > 0 {
-		fmt.Fprintf(w, "\nexpectations failed: %s\n", strings.Join(rec.Expectations, ", "))
-		// Why, here too: the progress lines may have gone elsewhere.
-		lines := make([]TrialLine, len(rec.Trials))
-		for i, t := range rec.Trials {
-			lines[i] = t.TrialLine
-		}
-		writeReasons(w, lines, rec.Expectations)
-	}
-	if rec.Images != nil {
-		fmt.Fprintf(w, "\n%s\n", rec.Images.Line())
-	}
-	if rec.Kept != nil {
-		fmt.Fprintf(w, "\n%s\n", rec.Kept.Text(rec.RunID))
-	}
-	if len(rec.Tampered) > 0 {
-		fmt.Fprintf(w, "\ntampering flagged (result.json's tamper lists the evidence):\n  %s\n", strings.Join(rec.Tampered, "\n  "))
-	}
-	switch {
-	case len(rec.MissingShards) > 0:
-		// A merge of some shards: nothing was interrupted, a shard's
-		// run is not there.
-		fmt.Fprintf(w, "\n%s without a result: %s; merge again with its run dir, or run it (--shard K/N) first\n",
-			text.Count(len(rec.NotRun), "trial"), MissingShardsText(rec))
-	case len(rec.NotRun) > 0:
-		cwd, _ := os.Getwd()
-		fmt.Fprintf(w, "\n%s without a result (interrupted); finish with: %s\n", text.Count(len(rec.NotRun), "trial"), ResumeCommand(rec, cwd))
-	}
-	fmt.Fprintf(w, "\nresults: %s\n", rec.Dir)
-	if _, err := os.Stat(filepath.Join(rec.Dir, ReportPage)); err == nil {
-		fmt.Fprintf(w, "report:  %s\n", filepath.Join(rec.Dir, ReportPage))
-	}
 }
 
 // cellText is one task × variant cell: the outcome and reward for one
