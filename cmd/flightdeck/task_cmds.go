@@ -90,6 +90,9 @@ type digestedTask struct {
 	TaskDigest          string `json:"task_digest,omitempty"`
 	FilesDigest         string `json:"files_digest,omitempty"`
 	RecordedFilesDigest string `json:"recorded_files_digest"`
+	// HarborDigest is Harbor's content hash, the digest a dataset.toml
+	// pins the task by.
+	HarborDigest string `json:"harbor_digest,omitempty"`
 	Written             bool   `json:"written"`
 	Error               string `json:"error,omitempty"`
 }
@@ -125,7 +128,8 @@ func runTaskDigest(_ context.Context, env *cliEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "flightdeck task digest: %s\n", d.Error)
 			continue
 		}
-		fmt.Fprintf(env.stdout, "%s\n  task_digest   %s\n  files_digest  %s  (%s)\n", d.Dir, d.TaskDigest, d.FilesDigest, recordedNote(d))
+		fmt.Fprintf(env.stdout, "%s\n  task_digest   %s\n  files_digest  %s  (%s)\n  harbor_digest %s  (Harbor's content hash: a dataset.toml's digest)\n",
+			d.Dir, d.TaskDigest, d.FilesDigest, recordedNote(d), d.HarborDigest)
 	}
 	return code
 }
@@ -147,6 +151,9 @@ func digestOne(dir string, write bool) digestedTask {
 		return digestedTask{Error: err.Error()}
 	}
 	if d.RecordedFilesDigest, err = tasks.RecordedFilesDigest(dir); err != nil {
+		return digestedTask{Error: err.Error()}
+	}
+	if d.HarborDigest, err = tasks.HarborDigest(dir); err != nil {
 		return digestedTask{Error: err.Error()}
 	}
 	return d

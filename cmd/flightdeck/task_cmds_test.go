@@ -64,6 +64,9 @@ func TestTaskNewCheckDigestFlow(t *testing.T) {
 	assert.Equal(t, exitOK, code, out)
 	assert.Contains(t, out, "files_digest  "+computed)
 	assert.Contains(t, out, "task.toml records "+recorded)
+	harbor, err := tasks.HarborDigest(dir)
+	require.NoError(t, err)
+	assert.Contains(t, out, "harbor_digest "+harbor+"  (Harbor's content hash")
 
 	code, out, _ = runTaskCLI(t, cwd, "task", "digest", "--write", "x")
 	assert.Equal(t, exitOK, code, out)
