@@ -93,8 +93,8 @@ type digestedTask struct {
 	// HarborDigest is Harbor's content hash, the digest a dataset.toml
 	// pins the task by.
 	HarborDigest string `json:"harbor_digest,omitempty"`
-	Written             bool   `json:"written"`
-	Error               string `json:"error,omitempty"`
+	Written      bool   `json:"written"`
+	Error        string `json:"error,omitempty"`
 }
 
 func runTaskDigest(_ context.Context, env *cliEnv, args []string) int {
