@@ -180,10 +180,22 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 	var out []*tasks.Task
 	var refused []suite.RefusedTask
 	var dirs []string
+	var ms manifests
+	defer func() { cfg.Notes = ms.notes }()
 	byID := map[string]string{}
 	for _, dir := range cfg.TaskDirs {
 		if cfg.NTasks > 0 && len(dirs) == cfg.NTasks {
 			break
+		}
+		if name, ok := registry.MissingTask(dir); ok {
+			rt, err := ms.missing(dir, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			if suite.Selected(rt.ID, include, exclude, filters) && suite.Selected(rt.ID, opts.Include, opts.Exclude, nil) {
+				dirs, refused = append(dirs, dir), append(refused, rt)
+			}
+			continue
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return nil, nil, suite.UsageErrorf("load task: %s: no such task directory", dir)
@@ -204,6 +216,13 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 		dirs = append(dirs, dir)
 		if le != nil {
 			refused = append(refused, suite.RefusedTask{ID: id, Dir: dir, Refusal: suite.RefusalOf(le)})
+			continue
+		}
+		if r, err := ms.check(t); err != nil || r != nil {
+			if err != nil {
+				return nil, nil, err
+			}
+			refused = append(refused, suite.RefusedTask{ID: id, Dir: dir, Refusal: *r})
 			continue
 		}
 		out = append(out, t)

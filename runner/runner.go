@@ -197,6 +197,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	default:
 		s.progress.Line(fmt.Sprintf("run %s: %s → %s", s.runID, text.Count(len(trials), "trial"), s.dir))
 	}
+	for _, n := range cfg.Notes {
+		s.progress.Line(n)
+	}
 	s.refuse(refused)
 	todo = append(todo, s.settle(fates)...)
 	if len(todo) > 0 {

@@ -100,6 +100,13 @@ func DatasetTaskDirs(p string) ([]string, error) {
 	if isTaskDir(p) {
 		return []string{p}, nil
 	}
+	if m, err := ReadManifest(p); err != nil || m != nil {
+		if err != nil {
+			return nil, err
+		}
+		dirs, _, err := m.Resolve(p)
+		return dirs, err
+	}
 	ents, err := os.ReadDir(p)
 	if err != nil {
 		return nil, err

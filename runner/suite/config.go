@@ -48,9 +48,12 @@ type Options struct {
 // Config is a run's resolved configuration, recorded in run.json; --resume
 // runs from it rather than from the suite file.
 type Config struct {
-	Suite       string    `json:"suite"`
-	SuiteFile   string    `json:"suite_file,omitempty"`
-	TaskDirs    []string  `json:"task_dirs"`
+	Suite     string   `json:"suite"`
+	SuiteFile string   `json:"suite_file,omitempty"`
+	TaskDirs  []string `json:"task_dirs"`
+	// Notes are what loading the tasks has to say before the run starts
+	// (a dataset.toml's task dirs it leaves out).
+	Notes       []string  `json:"-"`
 	Variants    []Variant `json:"variants"`
 	Attempts    int       `json:"attempts"`
 	Concurrency int       `json:"concurrency"`

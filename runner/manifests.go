@@ -1,0 +1,79 @@
+package runner
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+
+	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/registry"
+	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/tasks"
+)
+
+// manifests holds the dataset.toml of each dataset dir a run's tasks come
+// from: a task it lists runs only if its files still hash to the digest
+// listed, a task it lists that the dir lacks is refused, and the task dirs
+// it does not list are left out, with a note.
+type manifests struct {
+	byDir map[string]*registry.Manifest
+	notes []string
+}
+
+// of is the manifest of a task dir's dataset dir (nil for none).
+func (ms *manifests) of(taskDir string) (*registry.Manifest, error) {
+	dir := filepath.Dir(taskDir)
+	if m, seen := ms.byDir[dir]; seen {
+		return m, nil
+	}
+	if ms.byDir == nil {
+		ms.byDir = map[string]*registry.Manifest{}
+	}
+	m, err := registry.ReadManifest(dir)
+	if err != nil {
+		return nil, suite.UsageErrorf("%v", err)
+	}
+	ms.byDir[dir] = m
+	if m != nil {
+		if _, left, err := m.Resolve(dir); err == nil && len(left) > 0 {
+			ms.notes = append(ms.notes, fmt.Sprintf("%s: %s of %s not listed, left out (first: %s)",
+				m.Path, text.Count(len(left), "task dir"), dir, filepath.Base(left[0])))
+		}
+	}
+	return m, nil
+}
+
+// missing is the refusal of a listed task the dataset dir lacks.
+func (ms *manifests) missing(dir, name string) (suite.RefusedTask, error) {
+	m, err := ms.of(dir)
+	if err != nil || m == nil {
+		return suite.RefusedTask{}, err
+	}
+	return suite.RefusedTask{ID: path.Base(name), Dir: filepath.Dir(dir), Refusal: suite.Refusal{
+		File: m.Path, Field: "[[tasks]] " + name,
+		Rule: fmt.Sprintf("listed, but no task dir of %s has [task].name = %q", filepath.Dir(dir), name),
+	}}, nil
+}
+
+// check refuses a task its dataset.toml pins by another digest than its
+// files hash to (nil: it runs).
+func (ms *manifests) check(t *tasks.Task) (*suite.Refusal, error) {
+	m, err := ms.of(t.Dir)
+	if err != nil || m == nil || t.Config.Task == nil {
+		return nil, err
+	}
+	entry, ok := m.Listed(t.Config.Task.Name)
+	if !ok {
+		return nil, nil
+	}
+	got, err := tasks.HarborDigest(t.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if got == entry.Digest {
+		return nil, nil
+	}
+	return &suite.Refusal{File: m.Path, Field: "[[tasks]] " + entry.Name + " digest",
+		Rule: fmt.Sprintf("lists %s, but the task's files hash to %s: the task changed since the dataset pinned it "+
+			"(flightdeck task digest %s prints its harbor_digest; put that in dataset.toml if the change is meant)", entry.Digest, got, t.Dir)}, nil
+}
