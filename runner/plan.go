@@ -180,15 +180,15 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 	var out []*tasks.Task
 	var refused []suite.RefusedTask
 	var dirs []string
-	var ms manifests
-	defer func() { cfg.Notes = ms.notes }()
+	var ms registry.Manifests
+	defer func() { cfg.Notes = ms.Notes() }()
 	byID := map[string]string{}
 	for _, dir := range cfg.TaskDirs {
 		if cfg.NTasks > 0 && len(dirs) == cfg.NTasks {
 			break
 		}
 		if name, ok := registry.MissingTask(dir); ok {
-			rt, err := ms.missing(dir, name)
+			rt, err := ms.Missing(dir, name)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -218,7 +218,7 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 			refused = append(refused, suite.RefusedTask{ID: id, Dir: dir, Refusal: suite.RefusalOf(le)})
 			continue
 		}
-		if r, err := ms.check(t); err != nil || r != nil {
+		if r, err := ms.Check(t); err != nil || r != nil {
 			if err != nil {
 				return nil, nil, err
 			}

@@ -61,28 +61,9 @@ func compile(line string) (pattern, bool) {
 	if strings.HasPrefix(line, `\`) {
 		line = line[1:] // an escaped leading ! or #
 	}
-	segs := strings.Split(line, "/")
-	for i := len(segs) - 1; i > 0; i-- {
-		if segs[i-1] == "**" && segs[i] == "**" {
-			segs = append(segs[:i], segs[i+1:]...)
-		}
-	}
-	if len(segs) == 2 && segs[0] == "**" && segs[1] == "" {
-		segs[1] = "*"
-	}
-	switch {
-	case segs[0] == "":
-		segs = segs[1:]
-	case len(segs) == 1 || (len(segs) == 2 && segs[1] == ""):
-		if segs[0] != "**" {
-			segs = append([]string{"**"}, segs...)
-		}
-	}
+	segs := segments(line)
 	if len(segs) == 0 {
 		return pattern{}, false
-	}
-	if len(segs) > 1 && segs[len(segs)-1] == "" {
-		segs[len(segs)-1] = "**"
 	}
 	var b strings.Builder
 	b.WriteString("^")
@@ -125,6 +106,34 @@ func compile(line string) (pattern, bool) {
 		return pattern{}, false
 	}
 	return pattern{re: re, include: include}, true
+}
+
+// segments splits a pattern at its slashes, normalized as pathspec does:
+// repeated ** collapsed, a pattern without a slash (or with a trailing one
+// only) matching at any depth, a leading slash anchoring, a trailing slash
+// matching what is under a directory.
+func segments(line string) []string {
+	segs := strings.Split(line, "/")
+	for i := len(segs) - 1; i > 0; i-- {
+		if segs[i-1] == "**" && segs[i] == "**" {
+			segs = append(segs[:i], segs[i+1:]...)
+		}
+	}
+	if len(segs) == 2 && segs[0] == "**" && segs[1] == "" {
+		segs[1] = "*"
+	}
+	switch {
+	case segs[0] == "":
+		segs = segs[1:]
+	case len(segs) == 1 || (len(segs) == 2 && segs[1] == ""):
+		if segs[0] != "**" {
+			segs = append([]string{"**"}, segs...)
+		}
+	}
+	if len(segs) > 1 && segs[len(segs)-1] == "" {
+		segs[len(segs)-1] = "**"
+	}
+	return segs
 }
 
 // segmentGlob translates one path segment's glob: * and ? within the

@@ -1,4 +1,4 @@
-package runner
+package registry
 
 import (
 	"fmt"
@@ -6,30 +6,33 @@ import (
 	"path/filepath"
 
 	"github.com/flightdeck/flightdeck/internal/text"
-	"github.com/flightdeck/flightdeck/runner/registry"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
-// manifests holds the dataset.toml of each dataset dir a run's tasks come
+// Manifests holds the dataset.toml of each dataset dir a run's tasks come
 // from: a task it lists runs only if its files still hash to the digest
 // listed, a task it lists that the dir lacks is refused, and the task dirs
 // it does not list are left out, with a note.
-type manifests struct {
-	byDir map[string]*registry.Manifest
+type Manifests struct {
+	byDir map[string]*Manifest
 	notes []string
 }
 
+// Notes are what the manifests read so far have to say: the task dirs
+// they leave out.
+func (ms *Manifests) Notes() []string { return ms.notes }
+
 // of is the manifest of a task dir's dataset dir (nil for none).
-func (ms *manifests) of(taskDir string) (*registry.Manifest, error) {
+func (ms *Manifests) of(taskDir string) (*Manifest, error) {
 	dir := filepath.Dir(taskDir)
 	if m, seen := ms.byDir[dir]; seen {
 		return m, nil
 	}
 	if ms.byDir == nil {
-		ms.byDir = map[string]*registry.Manifest{}
+		ms.byDir = map[string]*Manifest{}
 	}
-	m, err := registry.ReadManifest(dir)
+	m, err := ReadManifest(dir)
 	if err != nil {
 		return nil, suite.UsageErrorf("%v", err)
 	}
@@ -43,8 +46,8 @@ func (ms *manifests) of(taskDir string) (*registry.Manifest, error) {
 	return m, nil
 }
 
-// missing is the refusal of a listed task the dataset dir lacks.
-func (ms *manifests) missing(dir, name string) (suite.RefusedTask, error) {
+// Missing is the refusal of a listed task the dataset dir lacks.
+func (ms *Manifests) Missing(dir, name string) (suite.RefusedTask, error) {
 	m, err := ms.of(dir)
 	if err != nil || m == nil {
 		return suite.RefusedTask{}, err
@@ -55,9 +58,9 @@ func (ms *manifests) missing(dir, name string) (suite.RefusedTask, error) {
 	}}, nil
 }
 
-// check refuses a task its dataset.toml pins by another digest than its
+// Check refuses a task its dataset.toml pins by another digest than its
 // files hash to (nil: it runs).
-func (ms *manifests) check(t *tasks.Task) (*suite.Refusal, error) {
+func (ms *Manifests) Check(t *tasks.Task) (*suite.Refusal, error) {
 	m, err := ms.of(t.Dir)
 	if err != nil || m == nil || t.Config.Task == nil {
 		return nil, err
