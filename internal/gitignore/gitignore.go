@@ -58,9 +58,7 @@ func compile(line string) (pattern, bool) {
 	if strings.HasPrefix(line, "!") {
 		include, line = false, line[1:]
 	}
-	if strings.HasPrefix(line, `\`) {
-		line = line[1:] // an escaped leading ! or #
-	}
+	line = strings.TrimPrefix(line, `\`) // an escaped leading ! or #
 	segs := segments(line)
 	if len(segs) == 0 {
 		return pattern{}, false
