@@ -34,7 +34,11 @@ const DefaultRepeat = 3
 func (vo VerifyOptions) check() error {
 	for _, s := range vo.Skip {
 		if !slices.Contains(audit.Checks, s) {
-			return suite.UsageErrorf("--skip %s: not a check (the checks: %s)", s, strings.Join(audit.Checks, ", "))
+			hint := ""
+			if near := text.Nearest(s, audit.Checks); near != "" {
+				hint = "; did you mean " + near + "?"
+			}
+			return suite.UsageErrorf("--skip %s: not a check (the checks: %s)%s", s, strings.Join(audit.Checks, ", "), hint)
 		}
 	}
 	if vo.Repeat < 0 {
