@@ -127,7 +127,7 @@ func chooseTaskDirs(ctx context.Context, s *suite.Suite, opts suite.Options) ([]
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			found, err := registry.DatasetTaskDirs(p)
 			if err != nil {
-				return nil, suite.UsageErrorf("--task %s: %v", p, err)
+				return nil, suite.UsageErrorf("%s: %v", p, err)
 			}
 			dirs = append(dirs, found...)
 		}

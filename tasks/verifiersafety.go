@@ -144,7 +144,7 @@ func (s *scriptScan) step(cmd string) (rule, msg string) {
 	switch {
 	case pytest && inTree && !slices.Contains(args, "--noconftest"):
 		return rulePytestInTree, "pytest runs in the agent's tree without --noconftest: a conftest.py (or pytest.ini) the agent leaves there is loaded and can turn failures into passes; " +
-			"copy the tests, and only the code under test, to a fresh directory outside the tree (mktemp -d) and run pytest there with --noconftest --rootdir \"$dir\" (the specification's safe test.sh)"
+			"copy the tests, and only the code under test, to a fresh directory outside the tree (mktemp -d) and run pytest there with --noconftest --rootdir \"$dir\" (as the tests/test.sh of flightdeck task new does)"
 	case python && s.inTree && !slices.ContainsFunc(args, func(a string) bool {
 		return a == "-I" || a == "-P" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "IP"))
 	}):
