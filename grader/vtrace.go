@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
 
+	fsfiles "github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/vtrace"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
@@ -60,22 +60,10 @@ func (p *plan) keepTrace() error {
 	return err
 }
 
+// linkOrCopy links the tracer in, or copies it, executable.
 func linkOrCopy(from, to string) error {
 	if os.Link(from, to) == nil {
 		return nil
 	}
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return fsfiles.CopyFile(from, to, 0o755)
 }

@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
 
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/tasks"
 )
 
@@ -66,16 +66,11 @@ func (k keyInput) key() string {
 
 // fileDigest is the sha256 of a file's bytes.
 func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
+	sum, err := files.SHA256(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + sum, nil
 }
 
 // solutionDigest hashes the task's solution/ ("" when it has none): the

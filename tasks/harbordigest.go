@@ -4,13 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/gitignore"
 )
 
@@ -25,13 +25,13 @@ var harborIgnores = []string{"__pycache__/", "*.pyc", ".DS_Store", "*.swp", "*.s
 // solution/ and steps/, less what the task's .gitignore (else Harbor's
 // default patterns) ignores.
 func HarborDigest(dir string) (string, error) {
-	files, err := harborFiles(dir)
+	names, err := harborFiles(dir)
 	if err != nil {
 		return "", err
 	}
 	outer := sha256.New()
-	for _, rel := range files {
-		sum, err := fileSum(filepath.Join(dir, filepath.FromSlash(rel)))
+	for _, rel := range names {
+		sum, err := files.SHA256(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return "", fmt.Errorf("harbor digest of %s: %w", dir, err)
 		}
@@ -85,17 +85,4 @@ func harborFiles(dir string) ([]string, error) {
 	}
 	sort.Strings(kept)
 	return kept, nil
-}
-
-func fileSum(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

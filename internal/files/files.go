@@ -4,6 +4,8 @@
 package files
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -111,4 +113,18 @@ func CopyFile(src, dst string, mode fs.FileMode) error {
 		return err
 	}
 	return os.Chmod(dst, mode.Perm())
+}
+
+// SHA256 is the hex SHA-256 of a file's bytes.
+func SHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
