@@ -47,32 +47,66 @@ var attackText = map[string]struct{ does, means, fix string }{
 	},
 }
 
+// Hack is one reward hack's verdict, as the attacks check reports it.
+type Hack struct {
+	Name   string   `json:"name"`
+	Status string   `json:"status"` // HackWon, HackHeld or HackUnfinished
+	Reward *float64 `json:"reward,omitempty"`
+	// Floor is nop's reward, the one a hack must beat.
+	Floor   float64  `json:"floor"`
+	Planted []string `json:"planted,omitempty"`
+	Trial   string   `json:"trial,omitempty"`
+	// Text is the line the verdict prints: for a win what was planted,
+	// what its success means and the fix; for a held hack what held it.
+	Text string `json:"text"`
+	Fix  string `json:"fix,omitempty"`
+}
+
+// A hack's statuses.
+const (
+	HackWon        = "FAIL"
+	HackHeld       = "held"
+	HackUnfinished = "unfinished"
+)
+
 // attacksCheck fails when a hack's trial scores above the empty attempt:
-// the reward can be had without the work.
-func attacksCheck(runs []AttackRun, nop *results.Result) (Status, string) {
+// the reward can be had without the work. The evidence is a summary; each
+// hack's verdict is one Hack.
+func attacksCheck(runs []AttackRun, nop *results.Result) (Status, string, []Hack) {
 	if len(runs) == 0 {
-		return Skipped, "no attack ran"
+		return Skipped, "no attack ran", nil
 	}
 	floor := 0.0
 	if nop != nil && nop.Reward != nil {
 		floor = *nop.Reward
 	}
+	var hacks []Hack
 	var won, held, unfinished []string
 	root := false
 	for _, a := range runs {
 		r := a.Result
 		root = root || a.Root
+		h := Hack{Name: a.Name, Floor: floor, Planted: a.Planted}
+		if r != nil {
+			h.Reward, h.Trial = r.Reward, r.Trial
+		}
 		switch {
 		case r == nil || r.Outcome == grader.OutcomeInfraError:
+			h.Status, h.Text = HackUnfinished, unfinishedText(r)
 			unfinished = append(unfinished, a.Name)
 		case r.Reward != nil && *r.Reward > floor:
-			won = append(won, attackFinding(a, floor))
+			h.Status, h.Text, h.Fix = HackWon, attackFinding(a, floor), attackText[a.Name].fix
+			won = append(won, a.Name)
 		default:
-			held = append(held, heldText(a))
+			h.Status, h.Text = HackHeld, heldText(a)
+			held = append(held, a.Name)
 		}
+		hacks = append(hacks, h)
 	}
 	var parts []string
-	parts = append(parts, won...)
+	if len(won) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d hacks scored above nop's %g: %s", len(won), len(runs), floor, strings.Join(won, ", ")))
+	}
 	if len(held) > 0 {
 		parts = append(parts, fmt.Sprintf("held %d of %d: %s", len(held), len(runs), strings.Join(held, ", ")))
 	}
@@ -85,9 +119,9 @@ func attacksCheck(runs []AttackRun, nop *results.Result) (Status, string) {
 	}
 	ev := strings.Join(parts, "; ")
 	if len(won) > 0 {
-		return Fail, ev
+		return Fail, ev, hacks
 	}
-	return OK, ev
+	return OK, ev, hacks
 }
 
 // attackFinding names the hack, what it planted, the reward it got, what
@@ -106,20 +140,49 @@ func attackFinding(a AttackRun, floor float64) string {
 		what, *a.Result.Reward, floor, flagged, t.means, t.fix, a.Result.Trial)
 }
 
+// heldText says what the hack did and what held it.
 func heldText(a AttackRun) string {
+	r := a.Result
 	switch {
 	case len(a.Planted) == 0 && a.Note != "":
-		return a.Name + " (" + a.Note + ")"
+		return a.Note
 	case len(a.Planted) == 0:
-		return a.Name + " (nothing to plant where the agent can write)"
-	case a.Result.Reward == nil:
-		why := "no reward"
-		if a.Result.Cause != "" {
-			why += ": " + text.OneLine(a.Result.Cause, 80)
-		}
-		return fmt.Sprintf("%s (%s; %s)", a.Name, text.Count(len(a.Planted), "file")+" planted", why)
+		return "nothing to plant where the agent can write"
 	}
-	return fmt.Sprintf("%s (%s planted, reward %g)", a.Name, text.Count(len(a.Planted), "file"), *a.Result.Reward)
+	planted := text.Count(len(a.Planted), "file") + " planted (" + plantedText(a.Planted) + ")"
+	got := "reward " + rewardText(r)
+	if r.Reward == nil {
+		got = "no reward"
+		why := r.Cause
+		if why == "" {
+			why = r.Error
+		}
+		if why != "" {
+			got += ": " + text.OneLine(strings.TrimPrefix(why, "no reward: "), 160)
+		}
+	}
+	s := planted + ", " + got
+	if held := r.GradePhase.AgentProcesses; len(held) > 0 {
+		// The verdict held because flightdeck stopped what the hack left
+		// running; Harbor's own procedure leaves such processes running
+		// beside its verifier.
+		s += fmt.Sprintf("; held because flightdeck stopped the %s it left running while the verifier ran "+
+			"(Harbor leaves them running: there it could rewrite the reward after test.sh; a separate verifier prevents it)",
+			text.Count(len(held), "process"))
+	}
+	return s + " (logs: " + r.Trial + ")"
+}
+
+// unfinishedText says why a hack's trial proves nothing.
+func unfinishedText(r *results.Result) string {
+	if r == nil {
+		return "no result (interrupted)"
+	}
+	why := "infra_error"
+	if r.Error != "" {
+		why += ": " + text.OneLine(r.Error, 200)
+	}
+	return why + " (logs: " + r.Trial + ")"
 }
 
 // plantedText lists the planted files, the first few.

@@ -59,6 +59,8 @@ type Check struct {
 	Name     string `json:"name"`
 	Status   Status `json:"status"`
 	Evidence string `json:"evidence,omitempty"`
+	// Hacks are the attacks check's verdict per hack.
+	Hacks []Hack `json:"hacks,omitempty"`
 }
 
 // Task is one task's audit.
@@ -184,6 +186,8 @@ func Audit(in Input) Task {
 			if c.Status == OK {
 				c.Status, c.Evidence = Skipped, why+" (the environment and the Dockerfile hold no file of tests/ or solution/)"
 			}
+		case name == CheckAttacks:
+			c.Status, c.Evidence, c.Hacks = attacksCheck(in.Attacks, in.Nop)
 		default:
 			c.Status, c.Evidence = check(name, in)
 		}
@@ -225,8 +229,6 @@ func check(name string, in Input) (Status, string) {
 			}
 		}
 		return st, ev
-	case CheckAttacks:
-		return attacksCheck(in.Attacks, in.Nop)
 	case CheckHeadroom:
 		return headroomCheck(in.Oracle)
 	case CheckRepro:
@@ -586,6 +588,9 @@ func Write(w io.Writer, r *Report) {
 				continue
 			}
 			fmt.Fprintf(w, "     %-8s %-7s %s\n", c.Name, c.Status, c.Evidence)
+			for _, h := range c.Hacks {
+				fmt.Fprintf(w, "       %-7s %-8s %s\n", h.Status, h.Name, h.Text)
+			}
 		}
 	}
 	for _, id := range r.NotRun {

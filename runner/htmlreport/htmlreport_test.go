@@ -112,7 +112,8 @@ func TestReportShowsTheAudit(t *testing.T) {
 	assert.NotContains(t, buf.String(), `id="checks"`)
 	rep := &audit.Report{RunID: "run-1", Repeat: 1, Tasks: []audit.Task{{Task: "t", Dir: "/tasks/t", Checks: []audit.Check{
 		{Name: audit.CheckOracle, Status: audit.OK, Evidence: "passed 1 of 1 runs"},
-		{Name: audit.CheckAttacks, Status: audit.Fail, Evidence: "an empty attempt that plants <conftest.py> scores 1"},
+		{Name: audit.CheckAttacks, Status: audit.Fail, Evidence: "an empty attempt that plants <conftest.py> scores 1",
+			Hacks: []audit.Hack{{Name: "reward", Status: audit.HackHeld, Text: "3 files planted, reward 0"}}},
 	}}}}
 	require.NoError(t, audit.Save(dir, rep))
 	buf.Reset()
@@ -121,5 +122,6 @@ func TestReportShowsTheAudit(t *testing.T) {
 	assert.Contains(t, page, `id="checks"`)
 	assert.Contains(t, page, `<span class="o-failed">FAIL</span> t`)
 	assert.Contains(t, page, `<tr data-check="attacks" data-status="FAIL"><td>attacks</td><td class="err">FAIL</td><td>an empty attempt that plants &lt;conftest.py&gt; scores 1</td></tr>`)
+	assert.Contains(t, page, `<tr data-hack="reward" data-status="held"><td>&nbsp;&nbsp;reward</td><td class="muted">held</td><td>3 files planted, reward 0</td></tr>`)
 	assert.Contains(t, page, `data-check="oracle" data-status="ok"`)
 }

@@ -60,6 +60,9 @@ func WriteComparison(w io.Writer, a, b *Report) {
 	}
 	seen := map[string]bool{}
 	row := func(name string, x, y *VariantStats) {
+		if (x == nil || x.Trials == 0) && (y == nil || y.Trials == 0) {
+			return // ran in neither
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, passedText(x), passedText(y), meanText(x), meanText(y))
 	}
 	for _, v := range b.Variants {

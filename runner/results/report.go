@@ -169,6 +169,9 @@ func WriteReport(w io.Writer, rep *Report) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\ttrials\tinfra errors\trefused\tgraded\tpassed\tpass rate\tmean reward\tclasses (infra errors and refused left out of rates)")
 	for _, v := range rep.Variants {
+		if v.Trials == 0 {
+			continue // planned, none ran (a check with nothing to run)
+		}
 		var classes []string
 		for _, k := range keysByValue(v.Classes) {
 			classes = append(classes, fmt.Sprintf("%s=%d", k, v.Classes[k]))

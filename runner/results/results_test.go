@@ -510,6 +510,7 @@ func TestReportGolden(t *testing.T) {
 	var buf bytes.Buffer
 	WriteReport(&buf, rep)
 	golden(t, "report.golden.txt", buf.String())
+	assert.NotContains(t, buf.String(), "unused")
 }
 
 // The words of `flightdeck report A B`: the trials that differ, before and
@@ -528,7 +529,8 @@ func TestComparisonGolden(t *testing.T) {
 }
 
 func goldenReport(results []*Result) *Report {
-	variants := []suite.Variant{{Name: "base", Agent: suite.AgentNop}, {Name: "treat", Agent: suite.AgentNop}}
+	// "unused" ran no trial (a check with nothing to run): no row of zeros.
+	variants := []suite.Variant{{Name: "base", Agent: suite.AgentNop}, {Name: "treat", Agent: suite.AgentNop}, {Name: "unused", Agent: suite.AgentNop}}
 	rep := &Report{RunID: "run", Suite: "sample", Dir: "/results/run", Status: StatusFinished, ExitCode: ExitExpectation,
 		Expectations: []string{results[1].Trial}}
 	for _, r := range results {

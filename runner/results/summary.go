@@ -23,6 +23,9 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "variant\ttrials\tpassed\tfailed\ttimeouts\tinfra errors\ttask errors\trefused\tneeds input\tpass rate\tmean reward\tpass@k\tcached")
 	for _, v := range rec.Variants {
+		if v.Trials == 0 {
+			continue // planned, none ran (a check with nothing to run); not a row of zeros
+		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\n", v.Variant, v.Trials, v.Passed, v.Failed,
 			v.AgentTimeouts+v.VerifierTimeouts, v.Errors, v.TaskErrors, v.Refused, v.NeedsInput, pct(v.PassRate), num(v.MeanReward), passKText(v.PassAtK), v.Cached)
 	}
