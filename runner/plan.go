@@ -250,7 +250,8 @@ func refusedID(t *tasks.Task, le *tasks.LoadError, dir string) string {
 // computes each one's cache key.
 // envs are the variants' envs resolved for the run (by variant name; a
 // variant without one keeps its env as written).
-func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs map[string]secrets.Env) ([]*suite.Trial, error) {
+// build is the digest of flightdeck's executable, in every key.
+func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs map[string]secrets.Env, build string) ([]*suite.Trial, error) {
 	var out []*suite.Trial
 	d := &digests{solutions: map[string]string{}, scripts: map[string]string{}}
 	for _, t := range ts {
@@ -275,7 +276,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
 				Images: images.Relevant(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
 				VerifierOffline: v.VerifierOffline, NoSettle: v.NoSettle, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
-			in.Trace = v.Trace
+			in.Trace, in.Build = v.Trace, build
 			if v.Agent == suite.AgentAttack {
 				in.Attack = v.Attack + "@" + agent.AttackDigest(v.Attack)
 			}

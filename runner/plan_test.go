@@ -163,7 +163,7 @@ attempts: 2
 	images := cfg.Images
 	ts, _, err := loadTasks(&cfg, s, opts)
 	require.NoError(t, err)
-	trials, err := planTrials(cfg, ts, nil, nil)
+	trials, err := planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	require.Len(t, trials, 2*5*2)
 	keys := map[string]string{}
@@ -176,31 +176,34 @@ attempts: 2
 	assert.NotEqual(t, keys["answer__cmd__1"], keys["answer__cmd2__1"], "commands differ")
 	assert.NotEqual(t, keys["answer__oracle__1"], keys["answer__nop__1"], "agents differ")
 
-	again, err := planTrials(cfg, ts, nil, nil)
+	again, err := planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	assert.Equal(t, trials[0].Key, again[0].Key, "keys are stable")
+	other, err := planTrials(cfg, ts, nil, nil, "sha256:another-build")
+	require.NoError(t, err)
+	assert.NotEqual(t, trials[0].Key, other[0].Key, "another build of flightdeck does not reuse this one's results")
 
 	cfg.TimeoutMultiplier.Agent = 2
-	longer, err := planTrials(cfg, ts, nil, nil)
+	longer, err := planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	assert.NotEqual(t, trials[0].Key, longer[0].Key, "the agent's timeout is part of the key")
 
 	cfg.TimeoutMultiplier.Agent = 1
 	cfg.Images = map[string]string{"flightdeck/base:bookworm": "other/base:1"}
-	mapped, err := planTrials(cfg, ts, nil, nil)
+	mapped, err := planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	assert.NotEqual(t, trials[0].Key, mapped[0].Key, "an image-map entry that applies is part of the key")
 	cfg.Images = map[string]string{"unrelated:1": "other:1"}
-	unrelated, err := planTrials(cfg, ts, nil, nil)
+	unrelated, err := planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	assert.Equal(t, trials[0].Key, unrelated[0].Key, "an entry that does not apply is not")
 
 	cfg.Images = images
-	again, err = planTrials(cfg, ts, nil, nil)
+	again, err = planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	require.Equal(t, trials[0].Key, again[0].Key)
 	cfg.RewardKey = "correctness"
-	keyed, err := planTrials(cfg, ts, nil, nil)
+	keyed, err := planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	assert.NotEqual(t, trials[0].Key, keyed[0].Key, "the reward key decides the outcome: it is part of the key")
 }
@@ -212,7 +215,7 @@ func TestCacheKeyFollowsTheSolution(t *testing.T) {
 		task, err := tasks.Load(filepath.Join(dir, "answer"), tasks.LoadOptions{Local: true})
 		require.NoError(t, err)
 		trials, err := planTrials(suite.Config{Variants: []suite.Variant{{Name: "o", Agent: suite.AgentOracle}}, Attempts: 1,
-			TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}}, []*tasks.Task{task}, nil, nil)
+			TimeoutMultiplier: suite.Multipliers{Agent: 1, Verifier: 1, Build: 1}}, []*tasks.Task{task}, nil, nil, "")
 		require.NoError(t, err)
 		return trials[0].Key
 	}
@@ -232,7 +235,7 @@ func TestPlanTrialsSpecs(t *testing.T) {
 		{ID: "all", Pending: "x"},
 		{ID: "answer-treatment", AppliesWhen: grader.AppliesWhen{TaskID: "answer", Variant: "treatment"}, Pending: "x"},
 	}
-	trials, err := planTrials(cfg, ts, specs, nil)
+	trials, err := planTrials(cfg, ts, specs, nil, "")
 	require.NoError(t, err)
 	for _, tr := range trials {
 		var ids []string
@@ -285,7 +288,7 @@ func TestCacheKeysOfAttacks(t *testing.T) {
 	require.NoError(t, err)
 	ts, _, err := loadTasks(&cfg, s, opts)
 	require.NoError(t, err)
-	trials, err := planTrials(cfg, ts, nil, nil)
+	trials, err := planTrials(cfg, ts, nil, nil, "")
 	require.NoError(t, err)
 	require.Len(t, trials, 1+len(agent.Attacks))
 	seen := map[string]string{}

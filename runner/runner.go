@@ -72,6 +72,10 @@ type Runner struct {
 	// oracle runs in its grading container ("": none; the attack that
 	// needs the trace says so).
 	Tracer string
+	// BuildDigest is the digest of flightdeck's executable, in every
+	// trial's cache key: a result another build got is run again ("":
+	// none).
+	BuildDigest string
 }
 
 // logger is r.Log, or one that discards.
@@ -149,7 +153,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	if err != nil {
 		return nil, &suite.UsageError{Err: err}
 	}
-	trials, err := planTrials(cfg, req.Tasks, req.Specs, envs)
+	trials, err := planTrials(cfg, req.Tasks, req.Specs, envs, r.BuildDigest)
 	if err != nil {
 		return nil, err
 	}

@@ -969,7 +969,16 @@ harbor_compose_up() {
       echo "    internal: true"
     fi
   } > "$hout/compose-base.yaml"
-  hcompose=(docker-compose -p "$hproj" --project-directory "$hout/context" -f "$hout/compose-base.yaml" -f "$hout/context/docker-compose.yaml")
+  # The variables Harbor's Docker environment hands compose: the build
+  # context, main's image, the resources and the log dirs' host and
+  # container paths (a sidecar may bind ${HOST_ARTIFACTS_PATH}).
+  local hvars=(CONTEXT_DIR="$hout/context" MAIN_IMAGE_NAME="$himage"
+    HOST_AGENT_LOGS_PATH="$hout/logs/agent" ENV_AGENT_LOGS_PATH=/logs/agent
+    HOST_VERIFIER_LOGS_PATH="$hout/logs/verifier" ENV_VERIFIER_LOGS_PATH=/logs/verifier
+    HOST_ARTIFACTS_PATH="$hout/logs/artifacts" ENV_ARTIFACTS_PATH=/logs/artifacts)
+  [ -n "$cpus" ] && hvars+=(CPUS="$cpus")
+  [ -n "$memory_mb" ] && hvars+=(MEMORY="${memory_mb}M")
+  hcompose=(env "${hvars[@]}" docker-compose -p "$hproj" --project-directory "$hout/context" -f "$hout/compose-base.yaml" -f "$hout/context/docker-compose.yaml")
   "${hcompose[@]}" up -d >"$hout/compose.log" 2>&1 || return 1
   hcid="$("${hcompose[@]}" ps -q main 2>>"$hout/compose.log")"
   [ -n "$hcid" ]

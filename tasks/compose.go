@@ -3,11 +3,13 @@ package tasks
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,13 +77,30 @@ type ComposeDependency struct {
 	Condition string // service_started, service_healthy, service_completed_successfully
 }
 
-// ComposeVolume mounts a named volume, or a path of the task's read-only.
+// ComposeVolume mounts a named volume, a path of the task's read-only, or
+// one of the trial's own log dirs.
 type ComposeVolume struct {
 	Volume   string // a named volume of Compose.Volumes; "" for a bind
 	HostPath string // a bind's source: absolute, inside the task directory
-	Target   string
-	ReadOnly bool
+	// TrialLogs is, for a bind of ${HOST_ARTIFACTS_PATH} or
+	// ${HOST_AGENT_LOGS_PATH}, the trial's log dir it names (a key of
+	// ComposeLogDirs): bound from the trial's dir, writable, as Harbor
+	// binds it.
+	TrialLogs string
+	Target    string
+	ReadOnly  bool
 }
+
+// ComposeLogDirs are Harbor's log dirs a compose file may bind through its
+// HOST_<NAME>_PATH and ENV_<NAME>_PATH variables (the host's dir and the
+// container's path): a sidecar shares the trial's artifacts with main
+// through ${HOST_ARTIFACTS_PATH}:${ENV_ARTIFACTS_PATH}.
+var ComposeLogDirs = map[string]string{"AGENT_LOGS": "/logs/agent", "ARTIFACTS": "/logs/artifacts", "VERIFIER_LOGS": "/logs/verifier"}
+
+// trialLogsRoot is what HOST_<NAME>_PATH holds while the file loads: the
+// trial's dir is not known yet, so a bind of it is recognised by this root
+// and bound to the trial's own dir when the trial starts.
+const trialLogsRoot = "/flightdeck-trial-logs"
 
 // The dependency conditions compose knows.
 const (
@@ -117,7 +136,7 @@ func (t *Task) LoadCompose(env map[string]string) (*Compose, error) {
 	if path == "" {
 		return nil, nil
 	}
-	c, issues, err := loadCompose(t.Dir, path, env)
+	c, issues, err := loadCompose(t.Dir, path, env, t.composeInfraVars())
 	if err != nil {
 		return nil, err
 	}
@@ -127,17 +146,38 @@ func (t *Task) LoadCompose(env map[string]string) (*Compose, error) {
 	return c, nil
 }
 
+// composeInfraVars are the variables Harbor sets for the compose file from
+// the task's resources (CPUS, MEMORY), besides those of every file.
+func (t *Task) composeInfraVars() map[string]string {
+	vars := map[string]string{}
+	if c := t.Config.Environment.CPUs; c > 0 {
+		vars["CPUS"] = strconv.FormatFloat(c, 'f', -1, 64)
+	}
+	if b, err := t.MemoryBytes(); err == nil && b > 0 {
+		vars["MEMORY"] = fmt.Sprintf("%dM", b>>20)
+	}
+	return vars
+}
+
 // loadCompose loads and converts a compose file, listing what flightdeck
-// refuses in it as issues.
-func loadCompose(taskDir, path string, env map[string]string) (*Compose, []issue, error) {
+// refuses in it as issues. Its variables are env (the task's) under
+// Harbor's own (infra and those of every file: CONTEXT_DIR,
+// MAIN_IMAGE_NAME, the log dirs' HOST_/ENV_ paths), which take precedence
+// as Harbor's do.
+func loadCompose(taskDir, path string, env, infra map[string]string) (*Compose, []issue, error) {
 	content, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	envDir := filepath.Dir(path)
-	vars := map[string]string{"CONTEXT_DIR": envDir, "MAIN_IMAGE_NAME": "flightdeck-main"}
-	for k, v := range env {
-		vars[k] = v
+	vars := maps.Clone(env)
+	if vars == nil {
+		vars = map[string]string{}
+	}
+	maps.Copy(vars, infra)
+	vars["CONTEXT_DIR"], vars["MAIN_IMAGE_NAME"] = envDir, "flightdeck-main"
+	for name, target := range ComposeLogDirs {
+		vars["HOST_"+name+"_PATH"], vars["ENV_"+name+"_PATH"] = trialLogsRoot+"/"+name, target
 	}
 	details := types.ConfigDetails{
 		WorkingDir: envDir,
@@ -387,6 +427,9 @@ func (cv *composeConverter) volume(service string, v types.ServiceVolumeConfig) 
 		}
 		return ComposeVolume{Volume: v.Source, Target: v.Target, ReadOnly: v.ReadOnly}, true
 	case types.VolumeTypeBind:
+		if name, ok := strings.CutPrefix(v.Source, trialLogsRoot+"/"); ok {
+			return cv.trialLogs(service, name, v)
+		}
 		if !cv.inside(v.Source) {
 			cv.refuse(service, "volumes", fmt.Sprintf("binds %s, outside the task directory", v.Source))
 			return ComposeVolume{}, false
@@ -397,6 +440,23 @@ func (cv *composeConverter) volume(service string, v types.ServiceVolumeConfig) 
 	}
 	cv.refuse(service, "volumes", fmt.Sprintf("a %q mount is not supported", v.Type))
 	return ComposeVolume{}, false
+}
+
+// trialLogs converts a bind of a trial's log dir (${HOST_<NAME>_PATH}).
+// The verifier's is refused: flightdeck's verifier writes to a
+// /logs/verifier of its own, made anew before test.sh, which no service
+// can share.
+func (cv *composeConverter) trialLogs(service, name string, v types.ServiceVolumeConfig) (ComposeVolume, bool) {
+	if _, ok := ComposeLogDirs[name]; !ok || strings.Contains(name, "/") {
+		cv.refuse(service, "volumes", fmt.Sprintf("binds %s, not one of the trial's log dirs", v.Source))
+		return ComposeVolume{}, false
+	}
+	if name == "VERIFIER_LOGS" {
+		cv.refuse(service, "volumes", "binds ${HOST_VERIFIER_LOGS_PATH}: the verifier's /logs/verifier is made anew for it "+
+			"and shared with no service; share files through ${HOST_ARTIFACTS_PATH} instead")
+		return ComposeVolume{}, false
+	}
+	return ComposeVolume{TrialLogs: name, Target: v.Target, ReadOnly: v.ReadOnly}, true
 }
 
 func (cv *composeConverter) inside(p string) bool {

@@ -32,7 +32,7 @@ secrets:
 configs:
   conf: {file: ./app.conf}
 `), 0o644))
-	c, issues, err := loadCompose(dir, file, map[string]string{"B": "from-env"})
+	c, issues, err := loadCompose(dir, file, map[string]string{"B": "from-env"}, nil)
 	require.NoError(t, err)
 	require.Empty(t, issues)
 	require.Len(t, c.Services, 1)
@@ -63,7 +63,7 @@ func TestLoadComposeRefusesSecrets(t *testing.T) {
 			require.NoError(t, os.MkdirAll(env, 0o755))
 			file := filepath.Join(env, "docker-compose.yaml")
 			require.NoError(t, os.WriteFile(file, []byte("services:\n  svc:\n    image: x\n    secrets: [s]\n"+tc.top), 0o644))
-			_, issues, err := loadCompose(dir, file, nil)
+			_, issues, err := loadCompose(dir, file, nil, nil)
 			require.NoError(t, err)
 			require.Len(t, issues, 1)
 			assert.Equal(t, tc.field, issues[0].field)
@@ -95,7 +95,7 @@ func TestLoadComposeHealthyConditionNeedsAHealthcheck(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(env, "store", "Dockerfile"), []byte(tc.dockerfile), 0o644))
 			file := filepath.Join(env, "docker-compose.yaml")
 			require.NoError(t, os.WriteFile(file, []byte("services:\n  main:\n    depends_on:\n      store: {condition: service_healthy}\n  store:\n"+tc.store), 0o644))
-			_, issues, err := loadCompose(dir, file, nil)
+			_, issues, err := loadCompose(dir, file, nil, nil)
 			require.NoError(t, err)
 			if !tc.refused {
 				assert.Empty(t, issues)
@@ -106,4 +106,41 @@ func TestLoadComposeHealthyConditionNeedsAHealthcheck(t *testing.T) {
 			assert.Contains(t, issues[0].message, `service "store" has no healthcheck`)
 		})
 	}
+}
+
+// Harbor's variables reach the file, over the task's own: the resources
+// (CPUS, MEMORY) and its log dirs, a bind of ${HOST_ARTIFACTS_PATH} being
+// the trial's artifacts dir, shared with main; the verifier's is refused,
+// naming the way to share.
+func TestLoadComposeHarborVariables(t *testing.T) {
+	dir := t.TempDir()
+	env := filepath.Join(dir, "environment")
+	require.NoError(t, os.MkdirAll(env, 0o755))
+	file := filepath.Join(env, "docker-compose.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`services:
+  helper:
+    image: base
+    environment:
+      - CPUS=${CPUS}
+      - MEMORY=${MEMORY}
+      - WHERE=${ENV_ARTIFACTS_PATH}
+      - MINE=${MINE}
+    volumes:
+      - ${HOST_ARTIFACTS_PATH}:${ENV_ARTIFACTS_PATH}
+      - ${HOST_AGENT_LOGS_PATH}:/agent-logs:ro
+`), 0o644))
+	task := &Task{Dir: dir}
+	task.Config.Environment.CPUs, task.Config.Environment.MemoryMB = 2, 2048
+	c, issues, err := loadCompose(dir, file, map[string]string{"CPUS": "64", "MINE": "mine"}, task.composeInfraVars())
+	require.NoError(t, err)
+	require.Empty(t, issues)
+	s := c.Services[0]
+	assert.ElementsMatch(t, []string{"CPUS=2", "MEMORY=2048M", "WHERE=/logs/artifacts", "MINE=mine"}, s.Env, "Harbor's variables win over the task's")
+	assert.Equal(t, []ComposeVolume{{TrialLogs: "ARTIFACTS", Target: "/logs/artifacts"}, {TrialLogs: "AGENT_LOGS", Target: "/agent-logs", ReadOnly: true}}, s.Volumes)
+
+	require.NoError(t, os.WriteFile(file, []byte("services:\n  helper:\n    image: base\n    volumes: ['${HOST_VERIFIER_LOGS_PATH}:/v']\n"), 0o644))
+	_, issues, err = loadCompose(dir, file, nil, nil)
+	require.NoError(t, err)
+	require.Len(t, issues, 1)
+	assert.Contains(t, issues[0].message, "share files through ${HOST_ARTIFACTS_PATH} instead")
 }

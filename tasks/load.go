@@ -514,7 +514,7 @@ func (v *validation) checkCompose(dir, path, sev string) {
 			env[k] = val
 		}
 	}
-	c, issues, err := loadCompose(dir, path, env)
+	c, issues, err := loadCompose(dir, path, env, nil)
 	if err != nil {
 		v.add(sev, EnvironmentDir+"/"+composeFile, "", "compose", "%v", err)
 		return

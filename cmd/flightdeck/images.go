@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
@@ -270,10 +271,16 @@ func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 	if err != nil {
 		exe = ""
 	}
+	// Results another build of flightdeck got are not this one's.
+	build := ""
+	if exe != "" {
+		build, _ = files.SHA256(exe)
+	}
 	r := &runner.Runner{
-		Open:     c.Open,
-		Tracer:   exe,
-		Progress: env.stderr, Version: version, ImageIndex: imageIndexDir(),
+		Open:        c.Open,
+		Tracer:      exe,
+		BuildDigest: build,
+		Progress:    env.stderr, Version: version, ImageIndex: imageIndexDir(),
 		Owner: runner.ProcessOwner(), Hurry: env.hurry, Log: env.log,
 	}
 	return r, c.Close

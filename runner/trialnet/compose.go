@@ -65,7 +65,10 @@ func (n *Net) startServices(ctx context.Context) (*sandbox.ServiceSpec, []sandbo
 		NetworkName: ct.network, Aliases: append([]string{tasks.MainService}, main.Aliases...), Hostname: main.Hostname,
 		Entrypoint: main.Entrypoint, Cmd: main.Command, Tmpfs: main.Tmpfs,
 	}
-	vols, binds := ct.mounts(main)
+	vols, binds, err := ct.mounts(main, n.tr.Dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	spec.Volumes = vols
 	return spec, binds, main.Env, nil
 }
@@ -109,18 +112,50 @@ func (n *Net) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeT
 	return nil
 }
 
-// mounts are a service's volumes and binds, with the trial's volume names.
-func (ct *composeTrial) mounts(svc tasks.ComposeService) ([]sandbox.VolumeMount, []sandbox.Mount) {
+// mounts are a service's volumes and binds, with the trial's volume names
+// and its log dirs (under trialDir) where the file binds Harbor's.
+func (ct *composeTrial) mounts(svc tasks.ComposeService, trialDir string) ([]sandbox.VolumeMount, []sandbox.Mount, error) {
 	var vols []sandbox.VolumeMount
 	var binds []sandbox.Mount
 	for _, v := range svc.Volumes {
+		if v.TrialLogs != "" {
+			host, err := trialLogsDir(trialDir, v.TrialLogs)
+			if err != nil {
+				return nil, nil, fmt.Errorf("service %s: %w", svc.Name, err)
+			}
+			binds = append(binds, sandbox.Mount{HostPath: host, ContainerPath: v.Target, ReadOnly: v.ReadOnly})
+			continue
+		}
 		if v.Volume == "" {
 			binds = append(binds, sandbox.Mount{HostPath: v.HostPath, ContainerPath: v.Target, ReadOnly: true})
 			continue
 		}
 		vols = append(vols, sandbox.VolumeMount{Volume: ct.volumes[v.Volume], Target: v.Target, ReadOnly: v.ReadOnly})
 	}
-	return vols, binds
+	return vols, binds, nil
+}
+
+// trialLogsDir is the host side of a trial's log dir a compose file binds
+// (${HOST_ARTIFACTS_PATH}, ${HOST_AGENT_LOGS_PATH}): the dir main's
+// /logs/artifacts or /logs/agent is mounted from, made now (a service
+// starts before main), writable by any user as Harbor's is.
+func trialLogsDir(trialDir, name string) (string, error) {
+	var dir string
+	switch name {
+	case "ARTIFACTS":
+		dir = harbor.ArtifactsDir(trialDir)
+	case "AGENT_LOGS":
+		dir = harbor.LogsDir(trialDir)
+	default:
+		return "", fmt.Errorf("no log dir %s to bind", name)
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", fmt.Errorf("the trial's %s dir: %w", name, err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return "", fmt.Errorf("the trial's %s dir: %w", name, err)
+	}
+	return dir, nil
 }
 
 // startService gets a service's image and starts its container; its output
@@ -131,7 +166,10 @@ func (n *Net) startService(ctx context.Context, ct *composeTrial, svc tasks.Comp
 	if err != nil {
 		return err
 	}
-	vols, binds := ct.mounts(svc)
+	vols, binds, err := ct.mounts(svc, s.Dir)
+	if err != nil {
+		return err
+	}
 	spec := sandbox.ContainerSpec{
 		Image: img, Name: svc.Name + "-" + s.TrialID, RunID: s.RunID, TrialID: s.TrialID, Workdir: svc.Workdir,
 		Env: svc.Env, User: svc.User, NoInit: !svc.Init, Mounts: binds,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -553,15 +554,23 @@ func TestServiceBuildSpec(t *testing.T) {
 
 func TestMounts(t *testing.T) {
 	ct := &composeTrial{volumes: map[string]string{"data": "vol-data"}}
-	vols, binds := ct.mounts(tasks.ComposeService{Volumes: []tasks.ComposeVolume{
+	trialDir := t.TempDir()
+	vols, binds, err := ct.mounts(tasks.ComposeService{Volumes: []tasks.ComposeVolume{
 		{Volume: "data", Target: "/data", ReadOnly: true},
 		{HostPath: "/task/conf", Target: "/etc/conf"},
 		{Volume: "data", Target: "/rw"},
-	}})
+		{TrialLogs: "ARTIFACTS", Target: "/logs/artifacts"},
+	}}, trialDir)
+	require.NoError(t, err)
 	assert.Equal(t, []sandbox.VolumeMount{{Volume: "vol-data", Target: "/data", ReadOnly: true}, {Volume: "vol-data", Target: "/rw"}}, vols)
-	assert.Equal(t, []sandbox.Mount{{HostPath: "/task/conf", ContainerPath: "/etc/conf", ReadOnly: true}}, binds,
-		"a bind of the task's is read-only, whatever the file says")
-	vols, binds = ct.mounts(tasks.ComposeService{})
+	assert.Equal(t, []sandbox.Mount{{HostPath: "/task/conf", ContainerPath: "/etc/conf", ReadOnly: true},
+		{HostPath: filepath.Join(trialDir, "logs", "artifacts"), ContainerPath: "/logs/artifacts"}}, binds,
+		"a bind of the task's is read-only, whatever the file says; the trial's artifacts dir is main's")
+	st, err := os.Stat(filepath.Join(trialDir, "logs", "artifacts"))
+	require.NoError(t, err, "the artifacts dir is made before the service starts")
+	assert.Equal(t, os.FileMode(0o777), st.Mode().Perm())
+	vols, binds, err = ct.mounts(tasks.ComposeService{}, trialDir)
+	require.NoError(t, err)
 	assert.Nil(t, vols)
 	assert.Nil(t, binds)
 }

@@ -3,6 +3,7 @@ package trialnet
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/internal/hostenv"
@@ -152,7 +153,13 @@ func (n *Net) Join(ctx context.Context, spec *sandbox.ContainerSpec) error {
 		n.Service = service
 		n.tr.Phase("agent")
 		spec.Env = append(env, spec.Env...)
-		spec.Mounts = append(spec.Mounts, binds...)
+		for _, b := range binds {
+			// main has the trial's log dirs mounted already (Harbor's
+			// mounts); the file binding them there too is the same mount.
+			if !slices.ContainsFunc(spec.Mounts, func(m sandbox.Mount) bool { return m.ContainerPath == b.ContainerPath }) {
+				spec.Mounts = append(spec.Mounts, b)
+			}
+		}
 	}
 	return nil
 }
