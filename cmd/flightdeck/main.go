@@ -64,6 +64,7 @@ func commands() []command {
 		{"report", "print a run's outcomes and spec verdicts", runReport},
 		{"merge", "join the runs of a run's shards (run --shard K/N) into one run", runMerge},
 		{"spec", "record a person's verdict on a pending spec", runSpec},
+		{"dataset", "write a dataset.toml that pins a dir's tasks (Harbor's dataset format)", runDataset},
 		{"build", "build every task image of a suite or dataset, in parallel", runBuild},
 		{"images", "list, prune, save and load the cached task images; build the offline base image", runImages},
 		{"gc", "remove flightdeck's leftover containers and images", runGC},

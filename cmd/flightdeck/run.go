@@ -18,6 +18,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/htmlreport"
+	"github.com/flightdeck/flightdeck/runner/registry"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/shard"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -62,7 +63,7 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "skip tasks whose id matches this glob (on top of the suite's exclude:); repeatable")
 	fs.IntVar(&f.nTasks, "n-tasks", 0, "run only the first N tasks left after the filters (default: all)")
 	fs.StringVar(&f.registry, "registry", "", "a Harbor registry.json; with --dataset, runs that dataset instead of the suite's tasks")
-	fs.StringVarP(&f.dataset, "dataset", "d", "", "the registry's dataset to run, NAME@VERSION (NAME alone when it has one version)")
+	fs.StringVarP(&f.dataset, "dataset", "d", "", "a dataset.toml (or its dir) to run, as --path its dir; with --registry, the registry's dataset NAME@VERSION (NAME alone when it has one version)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "where git tasks of a registry dataset are fetched (default: $XDG_CACHE_HOME/flightdeck/tasks, else ~/.cache/flightdeck/tasks)")
 	shardFlags(fs, &f)
 	if code, done := parseFlags(fs, env, args); done {
@@ -76,7 +77,16 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "flightdeck run: --attempts, --jobs, --retries and --n-tasks cannot be negative")
 		return exitUsage
 	}
-	if (f.registry == "") != (f.dataset == "") {
+	if f.registry == "" && f.dataset != "" {
+		// --dataset PATH/dataset.toml (or its dir): that dataset dir.
+		dir, ok := manifestDir(resolveTaskDir(env, f.dataset))
+		if !ok {
+			fmt.Fprintf(env.stderr, "flightdeck run: --dataset %s: no dataset.toml there; a registry's dataset goes with --registry FILE --dataset NAME@VERSION\n", f.dataset)
+			return exitUsage
+		}
+		f.paths, f.dataset = append(f.paths, dir), ""
+	}
+	if f.registry != "" && f.dataset == "" {
 		fmt.Fprintln(env.stderr, "flightdeck run: --registry and --dataset go together: --registry FILE --dataset NAME@VERSION")
 		return exitUsage
 	}
@@ -457,4 +467,15 @@ func writeHTMLReport(env *cliEnv, args []string, dir, resultsPath string, openIt
 		}
 	}
 	return exitOK
+}
+
+// manifestDir is the dataset dir of p, a dataset.toml or a dir that holds
+// one.
+func manifestDir(p string) (string, bool) {
+	if filepath.Base(p) == registry.ManifestFile {
+		_, err := os.Stat(p)
+		return filepath.Dir(p), err == nil
+	}
+	_, err := os.Stat(filepath.Join(p, registry.ManifestFile))
+	return p, err == nil
 }

@@ -78,5 +78,5 @@ func (ms *Manifests) Check(t *tasks.Task) (*suite.Refusal, error) {
 	}
 	return &suite.Refusal{File: m.Path, Field: "[[tasks]] " + entry.Name + " digest",
 		Rule: fmt.Sprintf("lists %s, but the task's files hash to %s: the task changed since the dataset pinned it "+
-			"(flightdeck task digest %s prints its harbor_digest; put that in dataset.toml if the change is meant)", entry.Digest, got, t.Dir)}, nil
+			"(if the change is meant, flightdeck dataset init --update %s pins it anew)", entry.Digest, got, filepath.Dir(m.Path))}, nil
 }
