@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"context"
 	"runtime"
 	"time"
 
+	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/metric"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
@@ -33,4 +36,21 @@ func (s *runState) finishRecord(rec *results.RunRecord, trials []*suite.Trial, i
 		// report.html say the same code.
 		rec.ExitCode = results.ExitInterrupted
 	}
+}
+
+// metrics runs the metric.py of the datasets the trials' tasks come from,
+// over the finished trials, per variant.
+func (s *runState) metrics(ctx context.Context, trials []*suite.Trial) []results.DatasetMetric {
+	var rows []metric.Trial
+	for _, r := range s.ordered(trials) {
+		if r.Outcome == grader.OutcomeRefused {
+			continue
+		}
+		rows = append(rows, metric.Trial{TaskDir: r.TaskDir, Variant: r.Variant, Reward: r.Reward, Rewards: r.Rewards})
+	}
+	var variants []string
+	for _, v := range s.cfg.Variants {
+		variants = append(variants, v.Name)
+	}
+	return metric.Compute(ctx, rows, variants)
 }

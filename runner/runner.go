@@ -303,6 +303,9 @@ func (s *runState) finishRun(ctx context.Context, rec *results.RunRecord, trials
 		s.enforceBudget(ctx, rec)
 	}
 	s.finishRecord(rec, trials, interrupted)
+	if !interrupted && len(rec.NotRun) == 0 {
+		rec.Metrics = s.metrics(ctx, trials)
+	}
 	if cfg.Keep {
 		rec.Kept = s.kept(ctx, rec)
 	}

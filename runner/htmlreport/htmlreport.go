@@ -45,7 +45,8 @@ const pageBudget = 32 << 20
 var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct": pct,
+	"pct":    pct,
+	"metric": results.MetricText,
 	// count is n and its noun, plural unless n is 1: "1 attempt", "2
 	// attempts"; a plural that is not the noun and an s comes after it.
 	"count": func(n int, noun string, plural ...string) string {

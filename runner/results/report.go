@@ -36,6 +36,8 @@ type Report struct {
 	// Unreadable says, for each trial whose result.json exists but cannot
 	// be read (truncated, corrupt, incomplete), why. `run --resume` reruns them.
 	Unreadable map[string]string `json:"unreadable,omitempty"`
+	// Metrics are the datasets' metric.py's (run.json's metrics).
+	Metrics []DatasetMetric `json:"metrics,omitempty"`
 }
 
 // ReportTrial is one trial in a report.
@@ -100,7 +102,7 @@ func LoadReport(dir string) (*Report, error) {
 	}
 	results, missing, unreadable := readResults(dir, rec)
 	rep := &Report{RunID: rec.RunID, Suite: rec.Suite, Dir: dir, Status: rec.Status, Missing: missing, Unreadable: unreadable,
-		ExitCode: rec.ExitCode, Expectations: rec.Expectations}
+		ExitCode: rec.ExitCode, Expectations: rec.Expectations, Metrics: rec.Metrics}
 	for _, r := range results {
 		rep.Trials = append(rep.Trials, ReportTrial{TrialLine: lineOf(r), Refusal: r.Refusal, Specs: r.Specs})
 	}
@@ -182,6 +184,7 @@ func WriteReport(w io.Writer, rep *Report) {
 	tw.Flush()
 	writeClassLegend(w, rep)
 	writeKeyMeans(w, rep.Variants)
+	WriteMetrics(w, rep.Metrics)
 	lines := make([]TrialLine, len(rep.Trials))
 	for i, t := range rep.Trials {
 		lines[i] = t.TrialLine

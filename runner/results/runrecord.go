@@ -58,6 +58,9 @@ type RunRecord struct {
 	Shards        []string `json:"shards,omitempty"`
 	MissingShards []int    `json:"missing_shards,omitempty"`
 	ExitCode      int      `json:"exit_code"`
+	// Metrics are what the metric.py of the datasets the run's tasks come
+	// from computed, per variant.
+	Metrics []DatasetMetric `json:"metrics,omitempty"`
 }
 
 // Versions of what ran the run.
@@ -279,4 +282,15 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// DatasetMetric is one dataset's metric.py over one variant's trials.
+type DatasetMetric struct {
+	Dataset string         `json:"dataset"`
+	Script  string         `json:"script"`
+	Variant string         `json:"variant"`
+	Trials  int            `json:"trials"`
+	Metrics map[string]any `json:"metrics,omitempty"`
+	// Error says why there are no metrics: not run, or failed.
+	Error string `json:"error,omitempty"`
 }

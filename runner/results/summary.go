@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -31,6 +32,7 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	}
 	tw.Flush()
 	writeKeyMeans(w, rec.Variants)
+	WriteMetrics(w, rec.Metrics)
 	writeRefused(w, rec.Refused)
 	writeTaskErrors(w, rec.Trials)
 	if len(rec.Substituted) > 0 {
@@ -290,4 +292,39 @@ func MissingShardsText(rec *RunRecord) string {
 		return fmt.Sprintf("shard %s of %d is missing", ks[0], n)
 	}
 	return fmt.Sprintf("shards %s of %d are missing", strings.Join(ks, ", "), n)
+}
+
+// WriteMetrics prints what the datasets' metric.py computed, per variant,
+// or why it did not.
+func WriteMetrics(w io.Writer, ms []DatasetMetric) {
+	script := ""
+	for _, m := range ms {
+		if m.Script != script {
+			script = m.Script
+			fmt.Fprintf(w, "\nmetrics of dataset %s (%s, per variant):\n", m.Dataset, m.Script)
+		}
+		fmt.Fprintf(w, "  %s (%s): %s\n", m.Variant, text.Count(m.Trials, "trial"), MetricText(m))
+	}
+}
+
+// MetricText is one variant's metrics, key=value in key order, or why
+// there are none.
+func MetricText(m DatasetMetric) string {
+	if m.Error != "" {
+		return m.Error
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m.Metrics)) {
+		v := m.Metrics[k]
+		if f, ok := v.(float64); ok {
+			parts = append(parts, fmt.Sprintf("%s=%.4g", k, f))
+			continue
+		}
+		data, _ := json.Marshal(v) // from JSON: cannot fail
+		parts = append(parts, k+"="+string(data))
+	}
+	if len(parts) == 0 {
+		return "(no metric)"
+	}
+	return strings.Join(parts, " ")
 }
