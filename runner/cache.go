@@ -53,6 +53,8 @@ type keyInput struct {
 	Trace bool `json:"trace,omitempty"`
 	// Memory: the result records the agent's peak memory.
 	Memory bool `json:"memory,omitempty"`
+	// Regrade is the digest of the recorded trial a regrade grades anew.
+	Regrade string `json:"regrade,omitempty"`
 	// Build is the digest of flightdeck's own executable: a result another
 	// build of flightdeck got is not reused, as its verdict may differ.
 	Build string `json:"build,omitempty"`

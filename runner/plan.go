@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/internal/hostpath"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/audit"
@@ -17,6 +18,7 @@ import (
 	"github.com/flightdeck/flightdeck/runner/imagecache"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/registry"
+	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/secrets"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/runner/trial"
@@ -262,7 +264,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			if !variantApplies(t, v) {
 				continue
 			}
-			if v.Agent == suite.AgentOracle && !hasOracle(t) {
+			if v.Agent == suite.AgentOracle && v.Regrade == "" && !hasOracle(t) {
 				// Nothing to replay: run, the oracle would be an empty
 				// attempt that fails as if its solution were wrong.
 				out = append(out, noOracleTrials(cfg, t, v)...)
@@ -302,6 +304,10 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			}
 			for a := 1; a <= attempts; a++ {
 				in.Attempt = a
+				if v.Regrade != "" {
+					// A regrade's result is the recorded trial's, graded anew.
+					in.Regrade, _ = files.SHA256(filepath.Join(v.Regrade, suite.TrialID(t.ID, v.Name, a), results.ResultFile))
+				}
 				tv := v
 				tv.Env = env
 				out = append(out, &suite.Trial{

@@ -157,6 +157,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	if err != nil {
 		return nil, err
 	}
+	for _, t := range trials {
+		if t.Variant.Regrade != "" && t.Refusal == nil {
+			t.Refusal = regradeRefusal(t)
+		}
+	}
 	for _, rt := range req.Refused {
 		trials = append(trials, planRefused(cfg, rt)...)
 	}

@@ -60,6 +60,7 @@ func commands() []command {
 	return []command{
 		{"task", "create, check, digest, verify, import and open a shell in tasks", runTask},
 		{"run", "run a suite of trials (default: local.yaml)", runRun},
+		{"regrade", "grade a finished run's recorded work anew with a task's new verifier, and print the delta", runRegrade},
 		{"trial", "open a shell on a finished trial's state", runTrial},
 		{"report", "print a run's outcomes and spec verdicts", runReport},
 		{"merge", "join the runs of a run's shards (run --shard K/N) into one run", runMerge},

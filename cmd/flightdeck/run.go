@@ -132,6 +132,13 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 // execute runs a prepared request and prints the outcome: the summary (or
 // run.json with --json), or, when show is set, what show prints.
 func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, show func(io.Writer, *runner.Runner, *results.RunRecord) int) int {
+	code, _ := executeRun(ctx, env, req, asJSON, show)
+	return code
+}
+
+// executeRun is execute, and the run's record (nil when it could not
+// start).
+func executeRun(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, show func(io.Writer, *runner.Runner, *results.RunRecord) int) (int, *results.RunRecord) {
 	r, closeAll := newRunner(env, req.Config.Results)
 	defer closeAll()
 	r.TTY, r.Width = isTerminal(env.stderr), terminalWidth(env.stderr)
@@ -140,9 +147,9 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 		fmt.Fprintf(env.stderr, "flightdeck: %v\n", err)
 		var ue *suite.UsageError
 		if errors.As(err, &ue) {
-			return exitUsage
+			return exitUsage, nil
 		}
-		return exitInfra
+		return exitInfra, nil
 	}
 	code := rec.ExitCode
 	switch {
@@ -152,7 +159,7 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 		// on the cancelled context): the trials done are in the results
 		// cache, and the same command takes them from there.
 		fmt.Fprintln(env.stderr, "flightdeck task verify: interrupted before the audit; the finished trials are kept in the results cache: run the same command again to finish")
-		return exitInterrupted
+		return exitInterrupted, rec
 	case show != nil:
 		code = show(env.stdout, r, rec)
 	case asJSON:
@@ -163,9 +170,9 @@ func execute(ctx context.Context, env *cliEnv, req runner.Request, asJSON bool, 
 	if ctx.Err() != nil {
 		fmt.Fprintf(env.stderr, "flightdeck: interrupted; %s with a result kept, %s without: finish with %s\n",
 			text.Count(len(rec.Trials), "trial"), text.Count(len(rec.NotRun), "trial"), results.ResumeCommand(rec, env.cwd))
-		return exitInterrupted
+		return exitInterrupted, rec
 	}
-	return code
+	return code, rec
 }
 
 // shardFlags adds --shard and --shard-timings, which run, task verify

@@ -23,6 +23,11 @@ const ArtifactManifest = "manifest.json"
 // artifactLimits caps what one artifact may bring into the results.
 var artifactLimits = sandbox.CopyLimits{MaxBytes: 1 << 30, MaxEntries: 100000}
 
+// ArtifactAbsent ends the error of an artifact that was not there to
+// collect: the agent did not make it, which a regrade can replay (the
+// verifier finds no such file), unlike a copy that failed.
+const ArtifactAbsent = "does not exist in the container"
+
 // ArtifactEntry is one line of the manifest, as Harbor writes it.
 type ArtifactEntry struct {
 	Source      string `json:"source"`
@@ -78,7 +83,7 @@ func collectOne(ctx context.Context, eng sandbox.Engine, container string, a tas
 	mode, err := eng.StatPath(ctx, container, a.Source)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s does not exist in the container", a.Source)
+			return fmt.Errorf("%s %s", a.Source, ArtifactAbsent)
 		}
 		return err
 	}
@@ -146,4 +151,22 @@ func exclude(dir string, patterns []string) error {
 		}
 	}
 	return nil
+}
+
+// ReadArtifactManifest reads an artifacts dir's manifest.json; none is no
+// entry.
+func ReadArtifactManifest(dir string) ([]ArtifactEntry, error) {
+	p := filepath.Join(dir, ArtifactManifest)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []ArtifactEntry
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return out, nil
 }

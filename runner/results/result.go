@@ -71,6 +71,9 @@ type Result struct {
 	// failed, the grader's last telling output line, and its log's path.
 	Cause   string         `json:"cause,omitempty"`
 	Refusal *suite.Refusal `json:"refusal,omitempty"` // why the task cannot run (outcome refused)
+	// RegradedFrom is the trial a regrade graded anew: its agent's work,
+	// recorded there, was graded by the task as it is now.
+	RegradedFrom *Source `json:"regraded_from,omitempty"`
 	// NeedsInput is the question that ended the agent's phase (outcome
 	// needs_input): one the task's answers do not cover, or one past
 	// their bound.
@@ -277,4 +280,14 @@ type Exchange struct {
 	Question string    `json:"question"`
 	Reply    string    `json:"reply"`
 	At       time.Time `json:"at,omitzero"` // when the runner answered it
+}
+
+// Source is the recorded trial a regrade derives from.
+type Source struct {
+	Action  string   `json:"action"` // "regrade"
+	RunID   string   `json:"run_id"`
+	Trial   string   `json:"trial"`
+	Path    string   `json:"path"`   // its trial dir
+	Reward  *float64 `json:"reward"` // its reward, for the delta
+	Outcome string   `json:"outcome"`
 }

@@ -152,6 +152,11 @@ type Variant struct {
 	// oracle, for its headroom check: reading it costs the engine a stats
 	// call); suite files cannot set it.
 	Memory bool `json:"-"`
+	// Regrade is the dir of a finished run whose trials of this variant
+	// are graded anew (flightdeck regrade): nothing of the agent runs, the
+	// trial of the same id there is the recorded work; suite files cannot
+	// set it.
+	Regrade string `json:"regrade,omitempty"`
 	// Attempts, when set, replaces the suite's attempts for this variant
 	// (task verify runs the oracle K times, nop once); suite files cannot
 	// set it.

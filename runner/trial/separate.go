@@ -44,17 +44,25 @@ func (h *sharedTrial) containerOf(service string) string {
 	return h.net.ServiceContainer(service)
 }
 
-// separateGrade grades a trial (or a step) in a separate verifier's container.
+// separateGrade grades a trial (or a step) in a separate verifier's
+// container, with what collectEvidence took out of the trial's.
 func (h *sharedTrial) separateGrade(ctx context.Context, step *stepRun, req grader.Request) (grader.Grade, error) {
+	entries, err := h.collectEvidence(ctx, step, step.artifacts, step.last)
+	if err != nil {
+		return grader.Grade{}, err
+	}
+	return h.separateVerify(ctx, step, req, entries)
+}
+
+// separateVerify runs the separate verifier on the artifacts entries
+// list, under the trial's artifacts dir (step.artifactsDir), each put
+// back at its path.
+func (h *sharedTrial) separateVerify(ctx context.Context, step *stepRun, req grader.Request, entries []harbor.ArtifactEntry) (grader.Grade, error) {
 	s, t := h.a.s, h.a.t
 	env := *step.separate
 	hv := &grader.HarborVerifier{KeepEntrypoint: true, ImageTests: true, Network: h.net.GraderNet}
 	var err error
 	if hv.NetworkOf, err = h.net.GraderGateway(ctx); err != nil {
-		return grader.Grade{}, err
-	}
-	entries, err := h.collectEvidence(ctx, step, step.artifacts, step.last)
-	if err != nil {
 		return grader.Grade{}, err
 	}
 	img, err := h.verifierImage(ctx, step, env)

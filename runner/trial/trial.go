@@ -269,6 +269,9 @@ type model interface {
 }
 
 func (a *trialAttempt) run(ctx context.Context) error {
+	if a.t.Variant.Regrade != "" {
+		return a.runRegrade(ctx)
+	}
 	img, info, err := a.imagePhase(ctx)
 	if err != nil {
 		return err

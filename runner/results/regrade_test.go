@@ -1,0 +1,36 @@
+package results
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/flightdeck/flightdeck/grader"
+)
+
+func TestDelta(t *testing.T) {
+	one, zero, half := 1.0, 0.0, 0.5
+	src := func(r *float64) *Source { return &Source{Action: "regrade", Reward: r, Outcome: "passed"} }
+	rs := []*Result{
+		{Trial: "a", Outcome: grader.OutcomeFailed, Reward: &zero, RegradedFrom: src(&one)}, // down
+		{Trial: "b", Outcome: grader.OutcomePassed, Reward: &one, RegradedFrom: src(&one)},  // same
+		{Trial: "c", Outcome: grader.OutcomeFailed, Reward: &half, RegradedFrom: src(nil)},  // up from none
+		{Trial: "d", Outcome: grader.OutcomeFailed, RegradedFrom: src(&zero)},               // 0 → none: changed, neither way
+		{Trial: "e", Outcome: grader.OutcomeRefused, RegradedFrom: src(&one)},               // refused: left out
+		{Trial: "f", Outcome: grader.OutcomePassed, Reward: &one},                           // not a regrade
+	}
+	d := Delta(rs)
+	assert.Equal(t, 4, d.Trials)
+	assert.Equal(t, 3, d.Changed)
+	assert.Equal(t, 1, d.Up)
+	assert.Equal(t, 1, d.Down)
+	assert.InDelta(t, 0.5, d.MeanBefore, 1e-9)
+	assert.InDelta(t, 0.375, d.MeanAfter, 1e-9)
+	var buf bytes.Buffer
+	WriteDelta(&buf, d)
+	assert.Contains(t, buf.String(), "Regrade delta over 4 trial(s): 3 changed (1 up, 1 down), mean reward 0.500 → 0.375\n")
+	assert.Regexp(t, `(?m)^a +passed 1 +failed 0$`, buf.String())
+	assert.Regexp(t, `(?m)^d +passed 0 +failed, no reward$`, buf.String())
+	assert.NotContains(t, buf.String(), "\nb ")
+}
