@@ -4,10 +4,12 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
+	"slices"
 
 	"github.com/flightdeck/flightdeck/runner/capacity"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
+	"github.com/flightdeck/flightdeck/runner/trialnet"
 	"github.com/flightdeck/flightdeck/sandbox"
 	"github.com/flightdeck/flightdeck/tasks"
 )
@@ -21,7 +23,7 @@ func (s *runState) checkCapacity(ctx context.Context, info sandbox.Info, rec *re
 	if store, ok := s.eng.(sandbox.ImageStore); ok {
 		repos, _ = store.TaskImageRepos(ctx)
 	}
-	host := capacity.Host{CPUs: info.CPUs, Memory: info.Memory, FreeDisk: info.FreeDisk}
+	host := capacity.Host{CPUs: info.CPUs, Memory: info.Memory, FreeDisk: info.FreeDisk, Subnets: -1}
 	if repos == nil {
 		host.FreeDisk = -1 // which images are cached is unknown
 	}
@@ -34,7 +36,15 @@ func (s *runState) checkCapacity(ctx context.Context, info sandbox.Info, rec *re
 		seen[t.Task] = true
 		mem, _ := t.Task.MemoryBytes()
 		need = append(need, capacity.Task{ID: t.Task.ID, Memory: mem, CPUs: t.Task.Config.Environment.CPUs,
-			ContextSize: dirSize(t.Task.Path("environment")), Cached: t.Task.Config.Environment.DockerImage != "" || repos[sandbox.TaskImageRepo(t.Task.ID)]})
+			ContextSize: dirSize(t.Task.Path("environment")), Cached: t.Task.Config.Environment.DockerImage != "" || repos[sandbox.TaskImageRepo(t.Task.ID)],
+			Network: trialnet.NeedsNetwork(t.Task)})
+	}
+	if sc, ok := s.eng.(sandbox.SubnetCounter); ok && slices.ContainsFunc(need, func(t capacity.Task) bool { return t.Network }) {
+		// Enough to say whether the jobs fit; counting every free /28 of
+		// the default pools would take a while.
+		if n, err := sc.FreeSubnets(ctx, max(len(todo), 1)); err == nil {
+			host.Subnets, host.SubnetRanges = n, sc.SubnetRanges()
+		}
 	}
 	requested := s.cfg.Concurrency
 	if s.cfg.AutoJobs {

@@ -185,8 +185,13 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 	}
 	opts.Tasks = dirs
 	for _, d := range dirs {
-		if fi, err := os.Stat(hostpath.Abs(opts.Cwd, d)); err != nil || !fi.IsDir() {
-			return suite.Config{}, suite.UsageErrorf("%s: not a task directory", d)
+		switch fi, err := os.Stat(hostpath.Abs(opts.Cwd, d)); {
+		case errors.Is(err, os.ErrNotExist):
+			return suite.Config{}, suite.UsageErrorf("%s: no such directory (a task directory holds task.toml)", d)
+		case err != nil:
+			return suite.Config{}, suite.UsageErrorf("%s: not a task directory: %v", d, err)
+		case !fi.IsDir():
+			return suite.Config{}, suite.UsageErrorf("%s: a file, not a task directory (the directory that holds task.toml)", d)
 		}
 	}
 	return resolve(ctx, s, opts)
@@ -228,6 +233,8 @@ func loadNamed(cfg suite.Config, opts suite.Options) (Request, error) {
 func PrepareShell(ctx context.Context, dir string, opts suite.Options) (Request, error) {
 	abs := hostpath.Abs(opts.Cwd, dir)
 	switch fi, err := os.Stat(abs); {
+	case errors.Is(err, os.ErrNotExist):
+		return Request{}, suite.UsageErrorf("%s: not a task directory: no such directory", dir)
 	case err != nil:
 		return Request{}, suite.UsageErrorf("%s: not a task directory: %v", dir, err)
 	case !fi.IsDir():

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -29,10 +31,15 @@ type Docker struct {
 	layerStore layerStore
 	// keep: what this process creates is kept on purpose (MarkKept).
 	keep atomic.Bool
+	// subnets hands out trial networks' subnets (subnets.go).
+	subnets *subnets
 }
 
 // Options tune a Docker engine. The zero value is what flightdeck uses.
 type Options struct {
+	// Subnets are the ranges trial networks' subnets are carved from
+	// (nil: FLIGHTDECK_SUBNETS, else the engine's default pools).
+	Subnets []netip.Prefix
 	// CleanupTimeout bounds each cleanup call (remove, kill, reap), which
 	// runs on a context that cannot be cancelled. Default 60s.
 	CleanupTimeout time.Duration
@@ -79,6 +86,10 @@ func NewWithOptions(ctx context.Context, opts Options) (*Docker, error) {
 	if opts.Test == "" {
 		opts.Test = os.Getenv(TestEnv)
 	}
+	sn, err := newSubnets(opts.Subnets)
+	if err != nil {
+		return nil, err
+	}
 	ep, err := resolveEndpoint(os.Getenv, dockerConfigDir())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v (set DOCKER_HOST to a running engine's address)", ErrEngineUnavailable, err)
@@ -107,7 +118,11 @@ func NewWithOptions(ctx context.Context, opts Options) (*Docker, error) {
 		return nil, unavailable(ep, err)
 	}
 	hostname, _ := os.Hostname()
-	return &Docker{api: api, endpoint: ep, host: hostname, pid: os.Getpid(), opts: opts}, nil
+	if strings.HasPrefix(ep.Host, "unix://") {
+		// A local engine's networks are the host's routes too.
+		sn.routes = hostRoutes
+	}
+	return &Docker{api: api, endpoint: ep, host: hostname, pid: os.Getpid(), opts: opts, subnets: sn}, nil
 }
 
 // logger is the diagnostic log (a discarding one when none was given).

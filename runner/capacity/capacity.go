@@ -6,6 +6,7 @@ package capacity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/internal/text"
@@ -29,6 +30,11 @@ type Host struct {
 	CPUs     int
 	Memory   int64
 	FreeDisk int64
+	// Subnets is how many trial networks the engine has room for (-1:
+	// unknown, or no task needs one).
+	Subnets int
+	// SubnetRanges names where they come from, for the reason.
+	SubnetRanges string
 }
 
 // Task is what one task needs.
@@ -38,6 +44,7 @@ type Task struct {
 	CPUs        float64 // its cpus; 0: none set
 	ContextSize int64   // its build context's bytes
 	Cached      bool    // its image is on the engine: nothing to build
+	Network     bool    // a trial of it creates a network of its own
 }
 
 // Decision is the concurrency chosen, and why, in one line.
@@ -92,9 +99,14 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 	if h.Memory > 0 && perTrialMem > 0 {
 		byMem = max(1, int(float64(h.Memory)*memoryShare/float64(perTrialMem)))
 	}
+	networked := slices.ContainsFunc(ts, func(t Task) bool { return t.Network })
 	if requested > 0 {
 		d.Jobs = requested
 		d.Why = fmt.Sprintf("jobs: %d", requested)
+		if networked && h.Subnets >= 0 && requested > h.Subnets {
+			d.Jobs = max(1, h.Subnets)
+			d.Warnings = append(d.Warnings, subnetsText(h, d.Jobs, requested))
+		}
 		if byMem > 0 && requested > byMem {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("memory: %d trials at once of up to %s each exceed the engine's %s; trials may be killed for memory (--jobs auto picks %d)",
 				requested, text.Bytes(perTrialMem), text.Bytes(h.Memory), min(byMem, max(byCPU, 1))))
@@ -111,6 +123,10 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 		why = append(why, fmt.Sprintf("%s of memory at %s per trial fits %d", text.Bytes(h.Memory), text.Bytes(perTrialMem), byMem))
 		jobs = min(jobs, byMem)
 	}
+	if networked && h.Subnets >= 0 && jobs > h.Subnets {
+		jobs = h.Subnets
+		why = append(why, fmt.Sprintf("room for %s in %s", text.Count(h.Subnets, "trial network"), h.SubnetRanges))
+	}
 	if byCPU == 0 && byMem == 0 {
 		jobs = min(jobs, 1)
 		why = append(why, "the engine's CPUs and memory unknown")
@@ -121,4 +137,10 @@ func Decide(h Host, ts []Task, requested, trials int) (Decision, error) {
 	d.Jobs = max(1, jobs)
 	d.Why = fmt.Sprintf("jobs: %d (auto: %s)", d.Jobs, strings.Join(why, "; "))
 	return d, nil
+}
+
+// subnetsText is the line of a --jobs the free subnets cut down.
+func subnetsText(h Host, jobs, requested int) string {
+	return fmt.Sprintf("networks: --jobs %d, but room for %s in %s: jobs %d (another trial would wait for a subnet; FLIGHTDECK_SUBNETS, or the engine's default-address-pools, give more)",
+		requested, text.Count(h.Subnets, "trial network"), h.SubnetRanges, jobs)
 }

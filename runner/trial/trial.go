@@ -478,6 +478,7 @@ func (a *trialAttempt) newNet(native bool) (*trialnet.Net, error) {
 		Native: native, VerifierOffline: t.Variant.VerifierOffline,
 		Dir: a.dir, Scratch: a.scratch, Keep: s.Keep, Images: s.Images, Multiplier: s.Multiplier,
 		Phase: func(name string) { s.Report.Phase(t, name) },
+		Note:  func(msg string) { s.Report.Note(t, msg) },
 		Defer: func(f func(context.Context) error) {
 			a.ordered = true
 			a.deferCleanup(f)

@@ -85,7 +85,7 @@ func (n *Net) composeObjects(ctx context.Context, c *tasks.Compose, ct *composeT
 	// a network gets the engine's default network besides (the gateway
 	// too).
 	internal := n.tr.Native || (!(n.AgentNet && n.GraderNet) && !n.egressNeeded())
-	name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: s.TrialID, Internal: internal})
+	name, err := s.Engine.CreateNetwork(ctx, n.networkSpec(internal))
 	if err != nil {
 		return fmt.Errorf("the services' network: %w", err)
 	}

@@ -125,7 +125,7 @@ func (n *Net) Gateway(ctx context.Context, service *sandbox.ServiceSpec) (string
 		network, aliases, routeOut = service.NetworkName, service.Aliases, n.compose.internal
 		service.NetworkName = ""
 	} else {
-		name, err := s.Engine.CreateNetwork(ctx, sandbox.NetworkSpec{RunID: s.RunID, TrialID: s.TrialID})
+		name, err := s.Engine.CreateNetwork(ctx, n.networkSpec(false))
 		if err != nil {
 			return "", fmt.Errorf("the egress gateway's network: %w", err)
 		}

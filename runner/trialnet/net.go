@@ -39,6 +39,9 @@ type Trial struct {
 	Multiplier   suite.Multipliers
 	// Phase says the trial is in a phase of its own ("services").
 	Phase func(name string)
+	// Note says something of the trial on its line (nil: nothing): a
+	// network that waits for a subnet says why.
+	Note func(msg string)
 	// Defer registers a cleanup, run when the trial ends, last first.
 	Defer func(func(context.Context) error)
 	// Remove is the cleanup that removes a container of the trial's (kept
@@ -185,4 +188,24 @@ func (n *Net) Enter(ctx context.Context, container string, forAgent bool) error 
 		n.online = online
 	}
 	return nil
+}
+
+// networkSpec is the spec of one of the trial's networks.
+func (n *Net) networkSpec(internal bool) sandbox.NetworkSpec {
+	return sandbox.NetworkSpec{RunID: n.tr.RunID, TrialID: n.tr.TrialID, Internal: internal, Waiting: n.tr.Note}
+}
+
+// NeedsNetwork reports whether a trial of task creates a network of its
+// own: its services' (a compose file) or an egress gateway's (an
+// allowlist in a phase).
+func NeedsNetwork(task *tasks.Task) bool {
+	if task.ComposePath() != "" {
+		return true
+	}
+	for _, phase := range []string{harbor.NetAgent, harbor.NetVerifier} {
+		if p, err := harbor.PolicyFor(task.Config, phase); err == nil && p.Mode == harbor.NetworkAllowlist {
+			return true
+		}
+	}
+	return false
 }

@@ -39,6 +39,11 @@ type plan struct {
 	cachedReps               int
 	memoryTrials, memoryJobs int
 	verifyReps               int
+	scaleTrials, scaleReps   int
+	datasetSizes             []int
+	// onlyScale measures the big engine's figures alone and prints their
+	// section (-scale).
+	onlyScale bool
 }
 
 // fullPlan keeps the whole bench near ten minutes on two cores.
@@ -47,6 +52,7 @@ var fullPlan = plan{
 	digestSize: 200 << 20, digestReps: 5,
 	jobsTrials: 20, jobsReps: 5, jobsLevels: []int{1, 2, 4}, cachedReps: 7,
 	memoryTrials: 200, memoryJobs: 4, verifyReps: 3,
+	scaleTrials: 8, scaleReps: 3, datasetSizes: []int{30, 300},
 }
 
 var quickPlan = plan{
@@ -54,6 +60,7 @@ var quickPlan = plan{
 	digestSize: 200 << 20, digestReps: 2,
 	jobsTrials: 20, jobsReps: 1, jobsLevels: []int{1, 2, 4}, cachedReps: 3,
 	memoryTrials: 200, memoryJobs: 4, verifyReps: 1,
+	scaleTrials: 4, scaleReps: 1, datasetSizes: []int{30, 300},
 }
 
 // bench is one run of the benchmarks.
@@ -81,6 +88,7 @@ func main() {
 	out := flag.String("out", "", "where to write the report (default: BENCHMARKS.md at the project root)")
 	bin := flag.String("bin", "", "the flightdeck binary to measure (default: one built from this tree)")
 	profiles := flag.String("profiles", "", "keep the CPU profiles (*.pprof) in this directory")
+	onlyScale := flag.Bool("scale", false, "measure only the big engine's figures (throughput by --jobs with the engine's floor, the dataset runs) and print their section")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -88,6 +96,7 @@ func main() {
 	if *quick {
 		p = quickPlan
 	}
+	p.onlyScale = *onlyScale
 	if err := run(ctx, p, *quick, *out, *bin, *profiles); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
@@ -141,6 +150,15 @@ func run(ctx context.Context, p plan, quick bool, out, bin, profiles string) (er
 	}
 
 	rep := &report{plan: p, quick: quick, machine: describeMachine(ctx, info, repo), runID: b.runID}
+	if p.onlyScale {
+		if err := b.scaleAll(ctx, p, rep); err != nil {
+			return err
+		}
+		var sb strings.Builder
+		rep.writeScale(func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) })
+		fmt.Print(sb.String())
+		return nil
+	}
 	sampler := startLoadSampler(ctx, 10*time.Second)
 	if rep.trials, err = b.trialRounds(ctx, p.rounds, p.attempts); err != nil {
 		return err
@@ -173,6 +191,9 @@ func run(ctx context.Context, p plan, quick bool, out, bin, profiles string) (er
 		return err
 	}
 	if rep.verify, err = b.verifyRuns(ctx, p.verifyReps); err != nil {
+		return err
+	}
+	if err := b.scaleAll(ctx, p, rep); err != nil {
 		return err
 	}
 	if rep.jobs.cached.median() > cachedTarget {
@@ -275,4 +296,26 @@ func findBinary(ctx context.Context, repo, named, dir string) (string, error) {
 		return "", fmt.Errorf("build flightdeck: %v: %s", err, strings.TrimSpace(string(out)))
 	}
 	return p, nil
+}
+
+// scaleAll measures the big engine's figures into rep.
+func (b *bench) scaleAll(ctx context.Context, p plan, rep *report) error {
+	for _, t := range []struct {
+		name, dir  string
+		containers int
+	}{{"single-container", b.ws.task, 2}, {"multi-container", b.ws.compose, 2}} {
+		f, err := b.scaleThroughput(ctx, t.name, t.dir, t.containers, p.scaleTrials, p.scaleReps, p.jobsLevels)
+		if err != nil {
+			return err
+		}
+		rep.scale = append(rep.scale, f)
+	}
+	for _, n := range p.datasetSizes {
+		d, err := b.datasetRun(ctx, n)
+		if err != nil {
+			return err
+		}
+		rep.datasets = append(rep.datasets, d)
+	}
+	return nil
 }

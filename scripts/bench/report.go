@@ -59,6 +59,8 @@ type report struct {
 	cachedProfile []string
 	timeline      *oracleTimeline // one oracle run's engine calls
 	verify        *verifyFigures
+	scale         []*scaleFigures   // throughput by --jobs, single- and multi-container, with the engine's floor
+	datasets      []*datasetFigures // dataset runs of tiny tasks at --jobs auto
 }
 
 // target is one row of the targets table.
@@ -299,6 +301,7 @@ func (r *report) markdown() string {
 	w("\n")
 	r.writeOracle(w)
 	r.writeCompose(w)
+	r.writeScale(w)
 	r.writeTrial(w)
 	r.writeStartup(w)
 	r.writeCached(w)
