@@ -47,9 +47,9 @@ func noAgentWork(v suite.Variant) bool {
 // exit code and its output's last lines when it wrote none, the file and
 // the parse error when what it wrote does not parse.
 func noRewardText(native bool, command string, g grader.Grade) string {
-	who := "tests/test.sh"
+	who, dir := "tests/test.sh", grader.HarborVerifierDir
 	if native {
-		who = "the grader (" + command + ")"
+		who, dir = "the grader ("+command+")", "$FLIGHTDECK_REWARD_DIR"
 	}
 	var re *grader.RewardError
 	if !errors.As(g.RewardErr, &re) {
@@ -61,7 +61,7 @@ func noRewardText(native bool, command string, g grader.Grade) string {
 		// No verifier ran (a step's setup failed): the detail says why.
 		s = re.Detail
 	case re.Kind == grader.RewardMissing:
-		s = fmt.Sprintf("%s exited %d without writing reward.json or reward.txt", who, g.ExitCode)
+		s = fmt.Sprintf("%s exited %d without writing %s/reward.txt or reward.json", who, g.ExitCode, dir)
 		if g.OOMKilled {
 			s += " (killed for its memory)"
 		}
