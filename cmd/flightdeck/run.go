@@ -285,6 +285,11 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 		if rep.OK() {
 			return exitOK
 		}
+		if rep.OnlyUnbuilt() {
+			// Nothing ran to be found wanting: the task's own defect,
+			// as run and build say of an image that does not build.
+			return exitTask
+		}
 		return exitFindings
 	})
 }

@@ -71,6 +71,9 @@ type Task struct {
 	// Infra are the task's trials the machine failed ("trial: error"):
 	// the checks that read them prove nothing, and the task is not judged.
 	Infra []string `json:"infra_errors,omitempty"`
+	// ImageFailed: the task's image did not build, so nothing that runs
+	// in it was verified (the task's own defect).
+	ImageFailed bool `json:"image_failed,omitempty"`
 }
 
 // Incomplete reports whether a trial of the task ended infra_error.
@@ -99,6 +102,22 @@ func (r *Report) OK() bool {
 // Incomplete reports whether the machine failed a trial of some task.
 func (r *Report) Incomplete() bool {
 	return slices.ContainsFunc(r.Tasks, Task.Incomplete)
+}
+
+// OnlyUnbuilt reports whether every task that failed failed because its
+// image did not build (and one did): the run verified nothing of them, the
+// task's own defect.
+func (r *Report) OnlyUnbuilt() bool {
+	unbuilt := false
+	for _, t := range r.Tasks {
+		switch {
+		case t.Failed() && !t.ImageFailed:
+			return false
+		case t.ImageFailed:
+			unbuilt = true
+		}
+	}
+	return unbuilt
 }
 
 // Input is what one task's audit reads.
@@ -164,6 +183,7 @@ func Audit(in Input) Task {
 		ran = []*results.Result{in.Nop}
 	}
 	noImage := imageFailed(ran)
+	out.ImageFailed = noImage
 	noTrial := len(in.Oracle) == 0 && in.Nop == nil
 	for _, name := range Checks {
 		c := Check{Name: name, Status: Skipped}
@@ -582,6 +602,10 @@ func Write(w io.Writer, r *Report) {
 		if t.Incomplete() {
 			fmt.Fprintf(w, "     not judged: %d trial(s) ended infra_error, so the checks below prove nothing (first: %s); "+
 				"fix what the error names and run task verify again\n", len(t.Infra), t.Infra[0])
+		}
+		if t.ImageFailed {
+			fmt.Fprintln(w, "     not verified: the task's image did not build (the oracle line says why and where the build log is); "+
+				"fix environment/Dockerfile and run task verify again")
 		}
 		for _, c := range t.Checks {
 			if c.Status == Skipped && r.skipped(c.Name) {
