@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/internal/text"
@@ -24,23 +25,39 @@ type BuildError struct {
 	LogPath string   // the whole build log, when kept
 }
 
+// Error is one line: the step, its exit code and its last line of output
+// (what it said last is the cause more often than the code), and the
+// build log, whose path is never cut. The whole tail is in the log.
 func (e *BuildError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "build %s", e.Image)
-	if e.Step != "" {
-		fmt.Fprintf(&b, ": step %q failed", e.Step)
+	code := stepExitCode(e.Message)
+	switch {
+	case e.Step != "" && code != "":
+		fmt.Fprintf(&b, ": step %q failed (exit %s)", e.Step, code)
+	case e.Step != "":
+		fmt.Fprintf(&b, ": step %q failed: %s", e.Step, text.OneLine(e.Message, 300))
+	default:
+		fmt.Fprintf(&b, ": %s", text.OneLine(e.Message, 300))
 	}
-	fmt.Fprintf(&b, ": %s", e.Message)
-	if len(e.Tail) > 0 {
-		b.WriteString("\n  last lines of the step:")
-		for _, l := range e.Tail {
-			b.WriteString("\n    | " + l)
-		}
+	if n := len(e.Tail); n > 0 {
+		fmt.Fprintf(&b, ": %s", text.OneLine(e.Tail[n-1], 300))
 	}
 	if e.LogPath != "" {
-		b.WriteString("\n  build log: " + e.LogPath)
+		b.WriteString(" (build log: " + e.LogPath + ")")
 	}
 	return b.String()
+}
+
+// exitCodeRE finds a failed step's exit code in the engine's message: the
+// classic builder's "returned a non-zero code: N", BuildKit's "exit code: N".
+var exitCodeRE = regexp.MustCompile(`(?:non-zero code|exit code): ?(\d+)`)
+
+func stepExitCode(msg string) string {
+	if m := exitCodeRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // Unwrap lets errors.Is(err, ErrBuildFailed) hold.
