@@ -190,7 +190,9 @@ func Audit(in Input) Task {
 		switch {
 		case in.Skip[name]:
 		case in.NoOracle && name == CheckOracle:
-			c.Evidence = NoOracleText
+			// Nothing shows the task can be solved: said, not failed
+			// (Harbor's solution/ is optional).
+			c.Status, c.Evidence = Warn, NoOracleText+": nothing shows the task can be solved; add one"
 		case in.NoOracle && oracleChecks[name]:
 			c.Evidence = "no oracle to run"
 		case noImage && needsImage[name]:
