@@ -77,17 +77,8 @@ func runRun(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintln(env.stderr, "flightdeck run: --attempts, --jobs, --retries and --n-tasks cannot be negative")
 		return exitUsage
 	}
-	if f.registry == "" && f.dataset != "" {
-		// --dataset PATH/dataset.toml (or its dir): that dataset dir.
-		dir, ok := manifestDir(resolveTaskDir(env, f.dataset))
-		if !ok {
-			fmt.Fprintf(env.stderr, "flightdeck run: --dataset %s: no dataset.toml there; a registry's dataset goes with --registry FILE --dataset NAME@VERSION\n", f.dataset)
-			return exitUsage
-		}
-		f.paths, f.dataset = append(f.paths, dir), ""
-	}
-	if f.registry != "" && f.dataset == "" {
-		fmt.Fprintln(env.stderr, "flightdeck run: --registry and --dataset go together: --registry FILE --dataset NAME@VERSION")
+	if err := f.datasetPath(env); err != nil {
+		fmt.Fprintf(env.stderr, "flightdeck run: %v\n", err)
 		return exitUsage
 	}
 	datasets := len(f.paths) > 0 || f.registry != ""
@@ -479,6 +470,22 @@ func writeHTMLReport(env *cliEnv, args []string, dir, resultsPath string, openIt
 		}
 	}
 	return exitOK
+}
+
+// datasetPath makes --dataset PATH/dataset.toml (or its dir), given
+// without --registry, a --path of that dataset dir.
+func (f *runFlags) datasetPath(env *cliEnv) error {
+	if f.registry == "" && f.dataset != "" {
+		dir, ok := manifestDir(resolveTaskDir(env, f.dataset))
+		if !ok {
+			return fmt.Errorf("--dataset %s: no dataset.toml there; a registry's dataset goes with --registry FILE --dataset NAME@VERSION", f.dataset)
+		}
+		f.paths, f.dataset = append(f.paths, dir), ""
+	}
+	if f.registry != "" && f.dataset == "" {
+		return errors.New("--registry and --dataset go together: --registry FILE --dataset NAME@VERSION")
+	}
+	return nil
 }
 
 // manifestDir is the dataset dir of p, a dataset.toml or a dir that holds
