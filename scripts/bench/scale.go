@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -117,6 +118,15 @@ func (b *bench) makeDataset(n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The same tests/: the same recorded digest.
+	benchToml, err := os.ReadFile(filepath.Join(b.ws.task, "task.toml"))
+	if err != nil {
+		return "", err
+	}
+	digest := regexp.MustCompile(`files_digest = "[^"]+"`).Find(benchToml)
+	if digest == nil {
+		return "", fmt.Errorf("%s has no files_digest", filepath.Join(b.ws.task, "task.toml"))
+	}
 	for i := range n {
 		t := filepath.Join(dir, fmt.Sprintf("tiny-%03d", i))
 		if err := os.MkdirAll(filepath.Join(t, "tests"), 0o755); err != nil {
@@ -124,7 +134,7 @@ func (b *bench) makeDataset(n int) (string, error) {
 		}
 		toml := fmt.Sprintf("schema_version = \"1.4\"\n\n[task]\nname = \"bench/tiny-%03d\"\n\n[agent]\ntimeout_sec = 60.0\n\n"+
 			"[environment]\ndocker_image = %q\nallow_internet = false\n\n[verifier]\ntimeout_sec = 60.0\n\n"+
-			"[flightdeck.grader]\ncommand = \"bash tests/test.sh\"\n", i, b.img.Ref)
+			"[flightdeck.grader]\ncommand = \"bash tests/test.sh\"\n%s\n", i, b.img.Ref, digest)
 		for name, data := range map[string][]byte{"task.toml": []byte(toml), "instruction.md": []byte("Nothing to do.\n"), "tests/test.sh": tests} {
 			if err := os.WriteFile(filepath.Join(t, name), data, 0o644); err != nil {
 				return "", err
