@@ -98,6 +98,11 @@ func regradeRefusal(t *suite.Trial) *suite.Refusal {
 	if len(task.Config.Steps) > 0 {
 		return &suite.Refusal{File: taskFile, Field: "[[steps]]", Rule: "a multi-step task's trials are not regraded"}
 	}
+	if task.Native() {
+		return &suite.Refusal{File: taskFile, Field: "[flightdeck.grader]",
+			Rule: "a flightdeck-native task is graded from its work dir, which a run does not keep: it cannot be regraded " +
+				"(a regrade needs a Harbor-format task with a separate verifier, whose inputs the run records as artifacts)"}
+	}
 	if _, ok := task.SeparateVerifier(); !ok {
 		return &suite.Refusal{File: taskFile, Field: "[verifier].environment_mode",
 			Rule: "a regrade grades recorded work in a separate verifier; this task's verifier runs in the agent's container, " +

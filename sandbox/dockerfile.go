@@ -65,6 +65,9 @@ func planDockerfile(content []byte, imageMap, buildArgs map[string]string) (dock
 	if err != nil {
 		return dockerfilePlan{}, fmt.Errorf("%w: %v", ErrDockerfile, err)
 	}
+	if err := knownInstructions(res.AST); err != nil {
+		return dockerfilePlan{}, err
+	}
 	p := &planner{
 		plan:     dockerfilePlan{Escape: res.EscapeToken},
 		lines:    strings.Split(string(content), "\n"),
@@ -371,6 +374,9 @@ func DockerfileInstructions(content []byte) ([]Instruction, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDockerfile, err)
 	}
+	if err := knownInstructions(res.AST); err != nil {
+		return nil, err
+	}
 	var out []Instruction
 	for _, n := range res.AST.Children {
 		in := Instruction{Line: n.StartLine, Cmd: strings.ToLower(n.Value), Flags: n.Flags}
@@ -383,4 +389,24 @@ func DockerfileInstructions(content []byte) ([]Instruction, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// instructions are the Dockerfile instructions the builders know; the
+// parser takes any word, and the engine refuses the build of an unknown
+// one as a bad request, which would read as the engine's failure.
+var instructions = map[string]bool{"from": true, "run": true, "cmd": true, "label": true, "maintainer": true, "expose": true,
+	"env": true, "add": true, "copy": true, "entrypoint": true, "volume": true, "user": true, "workdir": true, "arg": true,
+	"onbuild": true, "stopsignal": true, "healthcheck": true, "shell": true}
+
+// knownInstructions refuses a Dockerfile with an instruction no builder
+// knows (a typo: RUNN), naming its line: the task's defect, found before
+// the engine is asked.
+func knownInstructions(root *parser.Node) error {
+	for _, n := range root.Children {
+		if !instructions[strings.ToLower(n.Value)] {
+			return fmt.Errorf("%w: line %d: unknown instruction %s (the instructions are FROM, RUN, COPY, ADD, ENV, ARG, WORKDIR, USER, CMD, ENTRYPOINT, …)",
+				ErrDockerfile, n.StartLine, strings.ToUpper(n.Value))
+		}
+	}
+	return nil
 }

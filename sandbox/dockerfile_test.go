@@ -317,3 +317,15 @@ func FuzzPlanDockerfile(f *testing.F) {
 		}
 	})
 }
+
+// An instruction no builder knows is the Dockerfile's error, with its
+// line, before any engine is asked (which would refuse it as a bad request).
+func TestDockerfileUnknownInstruction(t *testing.T) {
+	_, err := DockerfileBases([]byte("FROM flightdeck/base:bookworm\nWORKDIR /app\nRUNN echo hi\n"))
+	require.ErrorIs(t, err, ErrDockerfile)
+	assert.Contains(t, err.Error(), "line 3: unknown instruction RUNN")
+	_, err = DockerfileInstructions([]byte("FROM x\nCOPPY a b\n"))
+	require.ErrorIs(t, err, ErrDockerfile)
+	_, err = DockerfileBases([]byte("from x\nrun true\nhealthcheck NONE\nonbuild RUN true\n"))
+	assert.NoError(t, err, "every known instruction, in any case")
+}

@@ -382,11 +382,11 @@ func (v *validation) checkDigests(dir string) {
 	switch {
 	case recorded != "" && recorded != fd:
 		v.errorf(TaskFile, "[flightdeck.grader].files_digest", "files-digest",
-			"does not match tests/: recorded %s, computed %s (if the change to tests/ is deliberate, run flightdeck task digest --write)",
-			recorded, fd)
+			"does not match tests/: recorded %s, computed %s (if the change to tests/ is deliberate: flightdeck task digest --write %s)",
+			recorded, fd, dir)
 	case recorded == "" && v.cfg.Flightdeck.Grader != nil:
 		v.errorf(TaskFile, "[flightdeck.grader].files_digest", "files-digest",
-			"missing: a task with [flightdeck.grader] records the digest of tests/ (run flightdeck task digest --write; computed %s)", fd)
+			"missing: a task with [flightdeck.grader] records the digest of tests/ (flightdeck task digest --write %s; computed %s)", dir, fd)
 	}
 	if v.has("layout.instruction") {
 		return

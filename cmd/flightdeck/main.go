@@ -137,8 +137,25 @@ func (g group) dispatch(ctx context.Context, env *cliEnv, args []string) int {
 			return c.run(ctx, env, args[1:])
 		}
 	}
-	fmt.Fprintf(env.stderr, "%s: unknown %s %q (see %s --help)\n", g.name, g.word, args[0], g.name)
+	hint := ""
+	var names []string
+	for _, c := range g.subs {
+		names = append(names, c.name)
+	}
+	if near := text.Nearest(args[0], names); near != "" {
+		hint = fmt.Sprintf("; did you mean %s %s?", g.name, near)
+	} else if full, ok := nestedCommands[args[0]]; ok && g.name == "flightdeck" {
+		hint = fmt.Sprintf("; did you mean flightdeck %s?", full)
+	}
+	fmt.Fprintf(env.stderr, "%s: unknown %s %q%s (see %s --help)\n", g.name, g.word, args[0], hint, g.name)
 	return exitUsage
+}
+
+// nestedCommands are the subcommands a newcomer types without their
+// command: `flightdeck verify` for `flightdeck task verify`.
+var nestedCommands = map[string]string{
+	"new": "task new", "check": "task check", "digest": "task digest", "verify": "task verify", "shell": "task shell",
+	"import": "task import", "init": "dataset init", "ls": "images ls", "prune": "images prune",
 }
 
 // subcommandUsage is a subcommand group's usage: a line, then each member

@@ -276,9 +276,10 @@ func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
 		if rep.OK() {
 			return exitOK
 		}
-		if rep.OnlyUnbuilt() {
+		if rep.OnlyDefects() {
 			// Nothing ran to be found wanting: the task's own defect,
-			// as run and build say of an image that does not build.
+			// as run and build say of an image that does not build or
+			// a verifier that fails on the oracle.
 			return exitTask
 		}
 		return exitFindings

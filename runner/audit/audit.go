@@ -74,6 +74,9 @@ type Task struct {
 	// ImageFailed: the task's image did not build, so nothing that runs
 	// in it was verified (the task's own defect).
 	ImageFailed bool `json:"image_failed,omitempty"`
+	// VerifierFailed: every run of the oracle ended task_error (the
+	// verifier's own defect: no reward, or one that does not parse).
+	VerifierFailed bool `json:"verifier_failed,omitempty"`
 }
 
 // Incomplete reports whether a trial of the task ended infra_error.
@@ -104,20 +107,21 @@ func (r *Report) Incomplete() bool {
 	return slices.ContainsFunc(r.Tasks, Task.Incomplete)
 }
 
-// OnlyUnbuilt reports whether every task that failed failed because its
-// image did not build (and one did): the run verified nothing of them, the
-// task's own defect.
-func (r *Report) OnlyUnbuilt() bool {
-	unbuilt := false
+// OnlyDefects reports whether every task that failed failed for a
+// defect of its own (its image did not build, its verifier fails on the
+// oracle) and one did: the task's own defect, as run says (exit 4).
+func (r *Report) OnlyDefects() bool {
+	defect := false
 	for _, t := range r.Tasks {
+		d := t.ImageFailed || t.VerifierFailed
 		switch {
-		case t.Failed() && !t.ImageFailed:
+		case t.Failed() && !d:
 			return false
-		case t.ImageFailed:
-			unbuilt = true
+		case d:
+			defect = true
 		}
 	}
-	return unbuilt
+	return defect
 }
 
 // Input is what one task's audit reads.
@@ -184,6 +188,9 @@ func Audit(in Input) Task {
 	}
 	noImage := imageFailed(ran)
 	out.ImageFailed = noImage
+	out.VerifierFailed = !noImage && len(in.Oracle) > 0 && !slices.ContainsFunc(in.Oracle, func(r *results.Result) bool {
+		return r == nil || r.Outcome != grader.OutcomeTaskError
+	})
 	noTrial := len(in.Oracle) == 0 && in.Nop == nil
 	for _, name := range Checks {
 		c := Check{Name: name, Status: Skipped}
@@ -604,6 +611,10 @@ func Write(w io.Writer, r *Report) {
 		if t.Incomplete() {
 			fmt.Fprintf(w, "     not judged: %d trial(s) ended infra_error, so the checks below prove nothing (first: %s); "+
 				"fix what the error names and run task verify again\n", len(t.Infra), t.Infra[0])
+		}
+		if t.VerifierFailed {
+			fmt.Fprintln(w, "     not verified: the task's verifier fails on its own oracle (task_error: the oracle line says why); "+
+				"fix tests/ and run task verify again")
 		}
 		if t.ImageFailed {
 			fmt.Fprintln(w, "     not verified: the task's image did not build (the oracle line says why and where the build log is); "+

@@ -108,6 +108,7 @@ func (m *Manifest) pinTasks(dir string) error {
 		return err
 	}
 	where := map[string]string{}
+	ids := map[string]string{} // task id (the name's part after the /) → dir
 	for _, e := range ents {
 		sub := filepath.Join(dir, e.Name())
 		if !e.IsDir() || !isTaskDir(sub) {
@@ -121,9 +122,13 @@ func (m *Manifest) pinTasks(dir string) error {
 		case !ValidName(name):
 			return fmt.Errorf("%s: [task].name %q is not org/name: a dataset.toml lists a task by it", file, name)
 		case where[name] != "":
-			return fmt.Errorf("%s: [task].name %q is %s's too: a dataset.toml lists each task once", file, name, where[name])
+			return fmt.Errorf("%s: [task].name %q is the task in %s/ too: a dataset.toml lists each task once", file, name, where[name])
 		}
-		where[name] = e.Name()
+		id := name[strings.LastIndex(name, "/")+1:]
+		if other := ids[id]; other != "" {
+			return fmt.Errorf("%s: [task].name %q gives task id %s (the part after the /), as %s's does: a run names trials by task id, so each must be different", file, name, id, other)
+		}
+		where[name], ids[id] = e.Name(), e.Name()
 		digest, err := tasks.HarborDigest(sub)
 		if err != nil {
 			return err

@@ -71,7 +71,8 @@ func TestInitRefuses(t *testing.T) {
 	}{
 		{"no name", map[string]string{"a": "[task]\n"}, InitOptions{}, "a/task.toml: [task].name is missing"},
 		{"not org/name", map[string]string{"a": "[task]\nname = \"plain\"\n"}, InitOptions{}, `[task].name "plain" is not org/name`},
-		{"twice", map[string]string{"a": "[task]\nname = \"o/x\"\n", "b": "[task]\nname = \"o/x\"\n"}, InitOptions{}, `is a's too`},
+		{"twice", map[string]string{"a": "[task]\nname = \"o/x\"\n", "b": "[task]\nname = \"o/x\"\n"}, InitOptions{}, `is the task in a/ too`},
+		{"one task id", map[string]string{"a": "[task]\nname = \"o/x\"\n", "b": "[task]\nname = \"p/x\"\n"}, InitOptions{}, `gives task id x (the part after the /), as a's does`},
 		{"no task", map[string]string{}, InitOptions{}, "holds no task dir"},
 		{"bad dataset name", map[string]string{"a": "[task]\nname = \"o/a\"\n"}, InitOptions{Name: "nope"}, `dataset name nope is not org/name`},
 		{"update without a manifest", map[string]string{"a": "[task]\nname = \"o/a\"\n"}, InitOptions{Update: true}, "does not exist"},

@@ -65,6 +65,10 @@ func rewardOrNone(r *float64, outcome string) string {
 // WriteDelta prints the trials whose reward changed and the delta line,
 // in Harbor's words.
 func WriteDelta(w io.Writer, d RegradeDelta) {
+	if d.Trials == 0 {
+		fmt.Fprintln(w, "\nNothing was regraded: every trial was refused (the refusals above say why)")
+		return
+	}
 	if len(d.Lines) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -33,4 +33,8 @@ func TestDelta(t *testing.T) {
 	assert.Regexp(t, `(?m)^a +passed 1 +failed 0$`, buf.String())
 	assert.Regexp(t, `(?m)^d +passed 0 +failed, no reward$`, buf.String())
 	assert.NotContains(t, buf.String(), "\nb ")
+
+	buf.Reset()
+	WriteDelta(&buf, Delta(rs[4:5]))
+	assert.Equal(t, "\nNothing was regraded: every trial was refused (the refusals above say why)\n", buf.String(), "no delta over nothing")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -68,6 +69,9 @@ func noRewardText(native bool, command string, g grader.Grade) string {
 		if tail := logTail(g.LogPath, 2); tail != "" {
 			s += ": " + tail
 		}
+		if g.LogPath != "" {
+			s += " (" + g.LogPath + ")"
+		}
 	case slices.Contains([]string{grader.RewardEmpty, grader.RewardMalformed, grader.RewardNonNumeric, grader.RewardNotFinite,
 		grader.RewardOversized, grader.RewardNotRegular}, re.Kind):
 		name := "the reward file"
@@ -100,8 +104,23 @@ func logTail(path string, n int) string {
 			lines = append(lines, l)
 		}
 	}
+	var cause string
 	if len(lines) > n {
+		// The last line that names an error, when the tail does not: a
+		// script that carries on after its failure buries the cause.
+		for i := len(lines) - n - 1; i >= 0; i-- {
+			if errorLine.MatchString(lines[i]) {
+				cause = lines[i]
+				break
+			}
+		}
 		lines = lines[len(lines)-n:]
+	}
+	if cause != "" {
+		return cause + " | … | " + strings.Join(lines, " | ")
 	}
 	return strings.Join(lines, " | ")
 }
+
+// errorLine is a line of a verifier's output that names what went wrong.
+var errorLine = regexp.MustCompile(`(?i)(error|exception|traceback|not found|no such file|cannot|failed)`)
