@@ -234,7 +234,7 @@ func (p *Progress) Refused(t *suite.Trial, r *results.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.settled++
-	p.emit(fmt.Sprintf("refused  %s  %s", t.ID, text.OneLine(r.Refusal.String(), 300)))
+	p.emit(fmt.Sprintf("refused  %s  %s", t.ID, text.OneLine(r.Refusal.String(), 600)))
 }
 
 // count adds a settled trial to the block's counts.

@@ -38,3 +38,18 @@ func TestDelta(t *testing.T) {
 	WriteDelta(&buf, Delta(rs[4:5]))
 	assert.Equal(t, "\nNothing was regraded: every trial was refused (the refusals above say why)\n", buf.String(), "no delta over nothing")
 }
+
+// A trial that passed where its variant expects a failure is listed with
+// why that is the finding; one that failed, with its error.
+func TestWriteReasonsOfExpectations(t *testing.T) {
+	var buf bytes.Buffer
+	writeReasons(&buf, []TrialLine{
+		{Trial: "t__nop__1", Outcome: grader.OutcomePassed},
+		{Trial: "t__oracle__1", Outcome: grader.OutcomeFailed, Cause: "AssertionError: 41 != 42"},
+		{Trial: "t__other__1", Outcome: grader.OutcomeFailed, Cause: "not listed"},
+	}, []string{"t__nop__1", "t__oracle__1"})
+	out := buf.String()
+	assert.Contains(t, out, "  t__nop__1  passed, where its variant expects failed: it got the reward without the work a pass needs (for nop, the empty attempt: the tests are weak)\n")
+	assert.Contains(t, out, "  t__oracle__1  failed: AssertionError: 41 != 42\n")
+	assert.NotContains(t, out, "not listed")
+}

@@ -218,11 +218,18 @@ func writeReasons(w io.Writer, trials []TrialLine, only []string) {
 		if why == "" {
 			why = t.Cause
 		}
-		if t.Outcome == grader.OutcomePassed || t.Outcome == grader.OutcomeRefused || why == "" ||
-			only != nil && !slices.Contains(only, t.Trial) {
+		listed := only != nil && slices.Contains(only, t.Trial)
+		if t.Outcome == grader.OutcomePassed && listed {
+			// A pass its variant did not expect: nothing went wrong to
+			// quote, and that is the finding.
+			lines = append(lines, fmt.Sprintf("  %s  passed, where its variant expects failed: it got the reward without "+
+				"the work a pass needs (for nop, the empty attempt: the tests are weak)", t.Trial))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("  %s  %s: %s", t.Trial, t.Outcome, text.OneLine(why, 300)))
+		if t.Outcome == grader.OutcomePassed || t.Outcome == grader.OutcomeRefused || why == "" || only != nil && !listed {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("  %s  %s: %s", t.Trial, t.Outcome, text.OneLine(why, 600)))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "\nwhy:\n%s\n", strings.Join(lines, "\n"))

@@ -35,6 +35,7 @@ func WriteSummary(w io.Writer, rec *RunRecord) {
 	WriteMetrics(w, rec.Metrics)
 	writeRefused(w, rec.Refused)
 	writeTaskErrors(w, rec.Trials)
+	writeInfraErrors(w, rec.Trials)
 	if len(rec.Substituted) > 0 {
 		fmt.Fprintf(w, "\nsubstitute base images (verdicts hold for the image after =, not the one the task names; --no-substitute forbids): %s\n",
 			strings.Join(rec.Substituted, ", "))
@@ -200,7 +201,7 @@ func writeTaskErrors(w io.Writer, trials []TrialSummary) {
 			continue
 		}
 		seen[t.TaskID] = true
-		lines = append(lines, fmt.Sprintf("  %s: %s", t.TaskID, text.OneLine(t.Error, 300)))
+		lines = append(lines, fmt.Sprintf("  %s: %s", t.TaskID, text.OneLine(t.Error, 600)))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "\ntask errors (the task's own defect, not the agent's: fix the task; left out of every rate):\n%s\n", strings.Join(lines, "\n"))
@@ -327,4 +328,18 @@ func MetricText(m DatasetMetric) string {
 		return "(no metric)"
 	}
 	return strings.Join(parts, " ")
+}
+
+// writeInfraErrors says, per trial the machine failed, why: the progress
+// lines that said it may have gone elsewhere.
+func writeInfraErrors(w io.Writer, trials []TrialSummary) {
+	var lines []string
+	for _, t := range trials {
+		if t.Outcome == grader.OutcomeInfraError && t.Error != "" {
+			lines = append(lines, fmt.Sprintf("  %s: %s", t.Trial, text.OneLine(t.Error, 600)))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(w, "\ninfra errors (the machine's, not the task's or the agent's; left out of every rate):\n%s\n", strings.Join(lines, "\n"))
+	}
 }
