@@ -215,6 +215,9 @@ func Audit(in Input) Task {
 			if c.Status == OK {
 				c.Status, c.Evidence = Skipped, why+" (the environment and the Dockerfile hold no file of tests/ or solution/)"
 			}
+		case name == CheckAttacks && !in.NoOracle && !oracleBeatsNop(in.Oracle, in.Nop):
+			// Every hack "holds" against a verifier nothing passes.
+			c.Evidence = "not judged: the oracle scores no more than nop, so a hack that holds proves nothing; fix the oracle (see oracle) and run task verify again"
 		case name == CheckAttacks:
 			c.Status, c.Evidence, c.Hacks = attacksCheck(in.Attacks, in.Nop)
 		default:
@@ -691,4 +694,14 @@ func Load(dir string) (*Report, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, File), err)
 	}
 	return &r, nil
+}
+
+// oracleBeatsNop reports whether a run of the oracle scored above nop (0
+// without nop's reward).
+func oracleBeatsNop(oracle []*results.Result, nop *results.Result) bool {
+	floor := 0.0
+	if nop != nil && nop.Reward != nil {
+		floor = *nop.Reward
+	}
+	return slices.ContainsFunc(oracle, func(r *results.Result) bool { return r != nil && r.Reward != nil && *r.Reward > floor })
 }
