@@ -61,6 +61,11 @@ func findRun(env *cliEnv, cmd, flag, id string) (string, error) {
 		if len(searched) > 0 {
 			msg += ", nor in " + places(env.cwd, searched)
 		}
+		if flag != "" {
+			// The user named the dir: what is in it helps, not a flag
+			// they already gave.
+			return "", suite.UsageErrorf("%s; %s", msg, runsText(first, shown(env.cwd, first)))
+		}
 		return "", suite.UsageErrorf("%s; if it was written elsewhere, add --results DIR: the results dir of the suite that ran it", msg)
 	}
 	var opts []string
@@ -130,4 +135,16 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runsText names a results dir's latest runs (name: the dir as shown).
+func runsText(dir, name string) string {
+	runs := results.RunsIn(dir)
+	switch {
+	case len(runs) == 0:
+		return name + " holds no run"
+	case len(runs) > 5:
+		return fmt.Sprintf("%s holds %d runs, the latest: %s", name, len(runs), strings.Join(runs[len(runs)-5:], ", "))
+	}
+	return name + " holds: " + strings.Join(runs, ", ")
 }

@@ -58,6 +58,14 @@ func TestFindRun(t *testing.T) {
 		assert.Equal(t, "flightdeck report: no run run-1 in results (run.json not found), nor in out (suite.yml's results dir); "+
 			"if it was written elsewhere, add --results DIR: the results dir of the suite that ran it\n", stderr)
 
+		// --results given: what that dir holds, not the flag again.
+		writeRun(t, dir, "out", "run-2")
+		code, _, stderr = runCLI(t, dir, "report", "--results", "out", "run-1")
+		assert.Equal(t, exitUsage, code)
+		assert.Contains(t, stderr, "no run run-1 in out (run.json not found)")
+		assert.Contains(t, stderr, "; out holds: run-2\n")
+		assert.NotContains(t, stderr, "add --results")
+
 		code, _, stderr = runCLI(t, dir, "run", "--resume", "run-1")
 		assert.Equal(t, exitUsage, code)
 		assert.Contains(t, stderr, "flightdeck run: --resume run-1: no run run-1 in results (run.json not found), nor in out (suite.yml's results dir)")

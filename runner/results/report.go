@@ -78,8 +78,10 @@ func NotARun(dir string) error {
 		dir, len(runs), latest, latest, dir)
 }
 
-// runsIn lists the runs a results dir holds (dirs with a run.json), by
+// RunsIn lists the runs a results dir holds (dirs with a run.json), by
 // name: run ids sort by their start time.
+func RunsIn(dir string) []string { return runsIn(dir) }
+
 func runsIn(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
