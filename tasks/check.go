@@ -79,6 +79,7 @@ func Check(dir string) []Finding {
 		out = append(out, authorSlips(dir)...)
 		out = append(out, checkPlaceholders(dir)...)
 		out = append(out, checkBaseNames(dir)...)
+		out = append(out, checkDockerfileInstructions(dir)...)
 		out = append(out, checkVerifierIsolation(dir, v.parsed && v.cfg.Flightdeck.Grader != nil)...)
 	}
 	return out
