@@ -145,8 +145,8 @@ func (b *bench) makeDataset(n int) (string, error) {
 }
 
 // datasetRun runs a dataset of n tiny tasks, nop, --jobs auto: once with
-// the binary (memory, files, threads), once in this process (goroutines,
-// heap).
+// the binary (memory, files, threads), once more in this process, not
+// cached (goroutines, heap).
 func (b *bench) datasetRun(ctx context.Context, n int) (*datasetFigures, error) {
 	dir, err := b.makeDataset(n)
 	if err != nil {
@@ -290,8 +290,8 @@ func (r *report) writeScale(w writer) {
 	w("flightdeck's ratio below it is flightdeck's; at or near it, the engine's.\n\n")
 	if len(r.datasets) > 0 {
 		w("A dataset of tiny tasks (the bench task on its prebuilt image: no build), nop, --jobs auto, made by the\n")
-		w("bench. Peaks of the binary's process (polled every 50 ms) and, in a second run in the bench's process\n")
-		w("(served from the cache the first filled, so every trial's result is read and recorded), its goroutines and heap.\n\n")
+		w("bench. Peaks of the binary's process (polled every 50 ms) and, in a second run of the same trials in the\n")
+		w("bench's process (--no-cache), its goroutines above the bench's own and its heap in use (sampled every 20 ms).\n\n")
 		w("| tasks | jobs | wall | VmHWM | open files | threads | goroutines (in process) | heap in use (in process) |\n|---|---|---|---|---|---|---|---|\n")
 		for _, d := range r.datasets {
 			w("| %d | %d | %.1f s | %.1f MB | %d | %d | %d | %.1f MB |\n", d.tasks, d.jobs, d.wall, float64(d.vmHWM)*1024/1e6, d.fds, d.threads, d.goroutines, d.heapMB)
