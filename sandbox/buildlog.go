@@ -44,7 +44,8 @@ func (e *BuildError) Error() string {
 		fmt.Fprintf(&b, ": %s", text.OneLine(e.Tail[n-1], 300))
 	}
 	if e.LogPath != "" {
-		b.WriteString(" (build log: " + e.LogPath + ")")
+		// Last, and bare: a path to copy whole.
+		b.WriteString("; build log: " + e.LogPath)
 	}
 	return b.String()
 }

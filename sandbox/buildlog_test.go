@@ -28,7 +28,7 @@ func TestClassicBuildFailureQuotesFailingStep(t *testing.T) {
 	assert.Equal(t, "RUN echo one && echo two && exit 3", be.Step)
 	assert.Equal(t, []string{"one", "two"}, be.Tail)
 	assert.True(t, errors.Is(be, ErrBuildFailed))
-	assert.Equal(t, `build flightdeck/x:0123: step "RUN echo one && echo two && exit 3" failed (exit 3): two (build log: /tmp/build.log)`, be.Error(),
+	assert.Equal(t, `build flightdeck/x:0123: step "RUN echo one && echo two && exit 3" failed (exit 3): two; build log: /tmp/build.log`, be.Error(),
 		"one line: the step, its exit code, its last word and the whole log's path")
 	assert.Contains(t, log.String(), "Step 2/3")
 	assert.Empty(t, p.lastLayer, "FROM made no layer")
