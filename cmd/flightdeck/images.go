@@ -274,7 +274,11 @@ func newRunner(env *cliEnv, results string) (*runner.Runner, func()) {
 	// Results another build of flightdeck got are not this one's.
 	build := ""
 	if exe != "" {
-		build, _ = files.SHA256(exe)
+		if idx := imageIndexDir(); idx != "" {
+			build, _ = files.CachedSHA256(exe, filepath.Join(idx, "exe-digests"))
+		} else {
+			build, _ = files.SHA256(exe)
+		}
 	}
 	r := &runner.Runner{
 		Open:        c.Open,
