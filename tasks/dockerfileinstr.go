@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/internal/text"
@@ -51,7 +52,7 @@ func checkDockerfileInstructions(dir string) []Finding {
 		if m := heredocStart.FindStringSubmatch(l); m != nil && !continued {
 			heredoc = m[1]
 		}
-		if !containsString(dockerfileInstructions, word) {
+		if !slices.Contains(dockerfileInstructions, word) {
 			msg := "%s is not a Dockerfile instruction: the build fails at this line"
 			args := []any{strings.Fields(l)[0]}
 			if near := text.Nearest(word, dockerfileInstructions); near != "" {
@@ -62,13 +63,4 @@ func checkDockerfileInstructions(dir string) []Finding {
 		}
 	}
 	return out
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

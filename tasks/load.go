@@ -143,6 +143,9 @@ func (v *validation) errorf(file, field, rule, format string, args ...any) {
 // taskNameRE is Harbor's org/name.
 var taskNameRE = regexp.MustCompile(`^[^/\s]+/[^/\s]+$`)
 
+// NameID is the task id a [task].name gives: its part after the /.
+func NameID(name string) string { return name[strings.LastIndex(name, "/")+1:] }
+
 // validate runs every check Load makes, collecting all the issues.
 func validate(dir string, opts LoadOptions) *validation {
 	v := &validation{}
@@ -294,7 +297,7 @@ func (v *validation) checkConfig(opts LoadOptions) {
 		if !taskNameRE.MatchString(c.Task.Name) {
 			v.errorf(TaskFile, "[task].name", "task.name", "must be org/name (found %q)", c.Task.Name)
 		} else {
-			v.id = c.Task.Name[strings.LastIndex(c.Task.Name, "/")+1:]
+			v.id = NameID(c.Task.Name)
 		}
 	}
 	if _, err := parseArtifacts(c.RawArtifacts); err != nil {

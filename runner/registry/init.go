@@ -124,7 +124,7 @@ func (m *Manifest) pinTasks(dir string) error {
 		case where[name] != "":
 			return fmt.Errorf("%s: [task].name %q is the task in %s/ too: a dataset.toml lists each task once", file, name, where[name])
 		}
-		id := name[strings.LastIndex(name, "/")+1:]
+		id := tasks.NameID(name)
 		if other := ids[id]; other != "" {
 			return fmt.Errorf("%s: [task].name %q gives task id %s (the part after the /), as %s's does: a run names trials by task id, so each must be different", file, name, id, other)
 		}

@@ -69,7 +69,7 @@ func RunDir(resultsDir, runID string) (string, error) {
 // newcomer's `report results`): it says what to type instead. nil when
 // dir holds no run.
 func NotARun(dir string) error {
-	runs := runsIn(dir)
+	runs := RunsIn(dir)
 	if len(runs) == 0 {
 		return nil
 	}
@@ -80,9 +80,7 @@ func NotARun(dir string) error {
 
 // RunsIn lists the runs a results dir holds (dirs with a run.json), by
 // name: run ids sort by their start time.
-func RunsIn(dir string) []string { return runsIn(dir) }
-
-func runsIn(dir string) []string {
+func RunsIn(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil

@@ -79,21 +79,7 @@ func (b *bench) checkRun(rec *results.RunRecord) error {
 
 // watchHWM polls /proc/PID/status for VmHWM until stop is closed and
 // returns the last value read (it only grows).
-func watchHWM(pid int, stop <-chan struct{}) int64 {
-	var last int64
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if v, ok := readHWM(pid); ok {
-			last = v
-		}
-		select {
-		case <-stop:
-			return last
-		case <-tick.C:
-		}
-	}
-}
+func watchHWM(pid int, stop <-chan struct{}) int64 { return watchProc(pid, stop).hwm }
 
 func readHWM(pid int) (int64, bool) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
