@@ -41,6 +41,9 @@ type InitOptions struct {
 // Every task dir must name its task ([task].name, org/name) and no two the
 // same; nothing is written otherwise.
 func Init(dir string, opt InitOptions) (*Manifest, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: no such directory (a dataset dir holds task dirs)", dir)
+	}
 	path := filepath.Join(dir, ManifestFile)
 	m := &Manifest{Path: path}
 	// The [dataset] table as written, so that --update keeps what

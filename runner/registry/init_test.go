@@ -75,10 +75,14 @@ func TestInitRefuses(t *testing.T) {
 		{"one task id", map[string]string{"a": "[task]\nname = \"o/x\"\n", "b": "[task]\nname = \"p/x\"\n"}, InitOptions{}, `gives task id x (the part after the /), as a's does`},
 		{"no task", map[string]string{}, InitOptions{}, "holds no task dir"},
 		{"bad dataset name", map[string]string{"a": "[task]\nname = \"o/a\"\n"}, InitOptions{Name: "nope"}, `dataset name nope is not org/name`},
+		{"no such dir", nil, InitOptions{}, "no such directory (a dataset dir holds task dirs)"},
 		{"update without a manifest", map[string]string{"a": "[task]\nname = \"o/a\"\n"}, InitOptions{Update: true}, "does not exist"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
+			if tt.tasks == nil {
+				dir = filepath.Join(dir, "missing")
+			}
 			for d, body := range tt.tasks {
 				writeFile(t, filepath.Join(dir, d, "task.toml"), body)
 			}
