@@ -380,7 +380,7 @@ type digests struct {
 // fill puts the digest of what the variant's agent replays in the key.
 func (d *digests) fill(in *keyInput, t *tasks.Task, v suite.Variant) error {
 	// The rewrite attack's plan is read from the traced oracle's grade.
-	if v.Agent == suite.AgentOracle || v.Agent == suite.AgentDeterministic || (v.Agent == suite.AgentAttack && v.Attack == agent.AttackRewrite) {
+	if v.Agent == suite.AgentOracle || v.Agent == suite.AgentDeterministic || (v.Agent == suite.AgentAttack && agent.ReadsOracle(v.Attack)) {
 		sum, ok := d.solutions[t.Dir]
 		if !ok {
 			var err error

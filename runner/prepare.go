@@ -171,9 +171,9 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 		}
 	}
 	for i := range variants {
-		// The rewrite attack reads the traced oracle's grade: no oracle,
+		// The rewrite and answer attacks read the traced oracle's trial: no oracle,
 		// nothing to read.
-		variants[i].OracleOnly = variants[i].Agent == suite.AgentOracle || variants[i].Attack == agent.AttackRewrite
+		variants[i].OracleOnly = variants[i].Agent == suite.AgentOracle || agent.ReadsOracle(variants[i].Attack)
 	}
 	s := &suite.Suite{
 		Name: "verify", Dir: opts.Cwd, File: filepath.Join(opts.Cwd, suite.VerifyFile), Attempts: repeat, Retries: 1,

@@ -11,24 +11,24 @@ import (
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
-// isRewrite reports whether t is task verify's rewrite attack, which needs
-// its task's traced oracle graded first.
-func isRewrite(t *suite.Trial) bool {
-	return t.Variant.Agent == suite.AgentAttack && t.Variant.Attack == agent.AttackRewrite
+// readsTrace reports whether t is one of task verify's attacks made from
+// its task's traced oracle (rewrite, answer), which must be graded first.
+func readsTrace(t *suite.Trial) bool {
+	return t.Variant.Agent == suite.AgentAttack && agent.ReadsOracle(t.Variant.Attack)
 }
 
-// tracedOf is the trial whose record the rewrite attack t reads.
+// tracedOf is the trial whose record the attack t reads.
 func tracedOf(t *suite.Trial) string {
 	return suite.TrialID(t.Task.ID, results.VerifyTraced, 1)
 }
 
-// rewritesLast moves the rewrite attacks after every other trial, in
+// tracedLast moves those attacks after every other trial, in
 // order: a worker that takes one then finds its traced oracle started
 // already (or done), so waiting for it cannot hold every worker.
-func rewritesLast(todo []*suite.Trial) []*suite.Trial {
-	out := slices.DeleteFunc(slices.Clone(todo), isRewrite)
+func tracedLast(todo []*suite.Trial) []*suite.Trial {
+	out := slices.DeleteFunc(slices.Clone(todo), readsTrace)
 	for _, t := range todo {
-		if isRewrite(t) {
+		if readsTrace(t) {
 			out = append(out, t)
 		}
 	}

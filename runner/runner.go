@@ -501,7 +501,7 @@ func (s *runState) open(ctx context.Context, rec *results.RunRecord, todo []*sui
 func (s *runState) execute(ctx context.Context, todo []*suite.Trial) {
 	s.progress.SetJobs(s.cfg.Concurrency)
 	s.progress.Tick()
-	todo = rewritesLast(todo)
+	todo = tracedLast(todo)
 	s.done = map[string]chan struct{}{}
 	for _, t := range todo {
 		s.done[t.ID] = make(chan struct{})
@@ -560,7 +560,7 @@ func (s *runState) runTrial(ctx context.Context, t *suite.Trial) {
 	if ctx.Err() != nil {
 		return
 	}
-	if isRewrite(t) {
+	if readsTrace(t) {
 		if s.waitForTrace(ctx, t) != nil {
 			return
 		}

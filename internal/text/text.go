@@ -29,9 +29,16 @@ func OneLine(s string, n int) string {
 			// One long word: its start.
 			kept = append(kept, w[:n-1])
 		}
+		// A path the kept part names already, or named twice, is said once.
+		seen := map[string]bool{}
+		for _, k := range kept {
+			seen[strings.Trim(k, "\"'`()[],;:.")] = true
+		}
 		for _, rest := range words[i:] {
-			if isPath(rest) {
-				after = append(after, strings.TrimRight(rest, ".,;:)"))
+			p := strings.TrimRight(rest, ".,;:)")
+			if isPath(rest) && !seen[strings.Trim(p, "\"'`()[],;:.")] {
+				seen[strings.Trim(p, "\"'`()[],;:.")] = true
+				after = append(after, p)
 			}
 		}
 		break

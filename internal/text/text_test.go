@@ -21,6 +21,9 @@ func TestOneLine(t *testing.T) {
 		{"the log's path after the cut follows", long + "(build log: /r/20261205-072243-ed/t__oracle__1/build.log)", 40,
 			"word word word word word word word word… /r/20261205-072243-ed/t__oracle__1/build.log"},
 		{"a URL is not a path", long + "see https://example.com/x", 20, "word word word word…"},
+		{"a path after the cut that the kept part names, or named twice, is said once",
+			"changed (/logs/r.txt created; /logs/r.txt modified; /logs/s.txt written; /logs/s.txt read)", 30,
+			"changed (/logs/r.txt created;… /logs/s.txt"},
 		{"one long word", strings.Repeat("x", 30), 10, "xxxxxxxxx…"},
 	}
 	for _, tt := range tests {

@@ -29,10 +29,21 @@ const (
 	// executed or loaded as code, where the agent's user can write it,
 	// with a stub that prints what that verifier printed and exits 0.
 	AttackRewrite = "rewrite"
+	// AttackAnswer looks, for each file the traced oracle added to its
+	// work dir, for a file of the image the agent can read that holds the
+	// same bytes, and copies it there: the answer where the agent can
+	// read it, proven by taking it.
+	AttackAnswer = "answer"
 )
 
 // Attacks are the hacks task verify runs, in order.
-var Attacks = []string{AttackReward, AttackConftest, AttackPyHooks, AttackRewrite}
+var Attacks = []string{AttackReward, AttackConftest, AttackPyHooks, AttackRewrite, AttackAnswer}
+
+// ReadsOracle reports whether the attack's script is made from its task's
+// traced oracle's trial, which must be graded first.
+func ReadsOracle(name string) bool {
+	return name == AttackRewrite || name == AttackAnswer
+}
 
 // NotePrefix starts the line an attack prints when it has nothing to
 // plant, and why.
@@ -50,8 +61,11 @@ type Attack struct {
 // Run runs the hack's script in the work dir as the agent's user.
 func (at Attack) Run(ctx context.Context, s *Session, _ string) (Result, error) {
 	script, ok := attackScripts[at.Name]
-	if at.Name == AttackRewrite {
+	switch at.Name {
+	case AttackRewrite:
 		script = rewriteScript(s.Trial.Rewrite)
+	case AttackAnswer:
+		script = answerScript(s.Trial.Rewrite)
 	}
 	if !ok {
 		return Result{}, fmt.Errorf("unknown attack %q (known: %s)", at.Name, strings.Join(Attacks, ", "))
@@ -138,6 +152,7 @@ var attackScripts = map[string]string{
 	// The rewrite attack's script is made from its trial's plan
 	// (rewriteScript); this is its fixed part.
 	AttackRewrite: rewriteCommon,
+	AttackAnswer:  answerCommon,
 	AttackReward: `for d in /logs/verifier "$workdir" "$workdir/logs/verifier"; do
   plant "$d/reward.txt" 1
   plant "$d/reward.json" '{"reward": 1}'

@@ -40,6 +40,11 @@ var attackText = map[string]struct{ does, means, fix string }{
 		means: "the verifier runs code the agent can write",
 		fix:   "keep the verifier's code under tests/ (copied to /tests at grading time), or copy it outside the agent's reach before any of the agent's code runs",
 	},
+	"answer": {
+		does:  "copies each file of the image it can read that holds the bytes the oracle wrote (outside the system's dirs) to where the oracle wrote them",
+		means: "the answer is where the agent can read it",
+		fix:   "keep the expected output out of the image: put it under tests/ (copied in at grading time) or compute it there",
+	},
 	"pyhooks": {
 		does:  "plants sitecustomize.py, usercustomize.py and a .pth that make every Python process write a passing reward and exit 0",
 		means: "the verifier's Python loads start-up code from a path the agent can write",
@@ -158,7 +163,7 @@ func heldText(a AttackRun) string {
 			why = r.Error
 		}
 		if why != "" {
-			got += ": " + text.OneLine(strings.TrimPrefix(why, "no reward: "), 160)
+			got += ": " + text.OneLine(strings.TrimPrefix(why, "no reward: "), 300)
 		}
 	}
 	s := planted + ", " + got

@@ -253,11 +253,13 @@ func check(name string, in Input) (Status, string) {
 	case CheckPatch:
 		return patchCheck(in.HasPatch, in.Patch)
 	case CheckLeaks:
-		st, ev := listCheck(in.Leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
-		if len(in.LeakInputs) > 0 && in.LeakErr == nil {
-			ev += "; not leaks, inputs the agent is given too: " + strings.Join(in.LeakInputs, "; ")
+		leaks, copied := copiedAnswers(in.Leaks, in)
+		inputs := append(slices.Clone(in.LeakInputs), copied...)
+		st, ev := listCheck(leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
+		if len(inputs) > 0 && in.LeakErr == nil {
+			ev += "; not leaks, inputs the agent is given too: " + strings.Join(inputs, "; ")
 			if st == OK {
-				ev = "no answer or test where the agent can read it; inputs the agent is given too: " + strings.Join(in.LeakInputs, "; ")
+				ev = "no answer or test where the agent can read it; inputs the agent is given too: " + strings.Join(inputs, "; ")
 			}
 		}
 		return st, ev

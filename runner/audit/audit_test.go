@@ -19,6 +19,19 @@ func run(outcome grader.Outcome, reward float64) *results.Result {
 	return &results.Result{Outcome: outcome, Reward: &reward}
 }
 
+// outputLeak is leaks' finding of an output of the oracle's in the image.
+const outputLeak = "the oracle's output /app/out.txt is in the image at /opt/expected.txt: the answer is where the agent can read it"
+
+// copied is the answer attack's graded trial.
+func copied(reward float64) *results.Result {
+	r := run(grader.OutcomeFailed, reward)
+	if reward >= 1 {
+		r.Outcome = grader.OutcomePassed
+	}
+	r.Trial = "t__attack-answer__1"
+	return r
+}
+
 func statusOf(t Task, name string) Check {
 	for _, c := range t.Checks {
 		if c.Name == name {
@@ -96,6 +109,24 @@ func TestAuditChecks(t *testing.T) {
 		{"no image: leaks not searched", Input{Oracle: []*results.Result{unbuilt}, LeakErr: errNoImage}, CheckLeaks, Skipped, "the image did not build"},
 		{"no image: leaks in the context still fail", Input{Oracle: []*results.Result{unbuilt}, LeakErr: errNoImage,
 			Leaks: []string{"tests/x is in environment/x"}}, CheckLeaks, Fail, "tests/x is in environment/x"},
+		{"an output in the image that a copy scores with: proven", Input{Oracle: []*results.Result{pass}, Nop: fail,
+			Leaks:   []string{outputLeak},
+			Attacks: []AttackRun{{Name: "answer", Result: copied(1), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}}}, CheckLeaks, Fail,
+			outputLeak + " (proven: an empty attempt that copies it scores 1 where nop scores 0; logs: t__attack-answer__1)"},
+		{"an output in the image that a copy does not score with: an input", Input{Oracle: []*results.Result{pass}, Nop: fail,
+			Leaks:   []string{outputLeak},
+			Attacks: []AttackRun{{Name: "answer", Result: copied(0), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}}}, CheckLeaks, OK,
+			"no answer or test where the agent can read it; inputs the agent is given too: /opt/expected.txt (holds the bytes the oracle writes to /app/out.txt, but an empty attempt that copies it scores 0: the reward needs the work"},
+		{"an output the attack did not copy stands as found", Input{Oracle: []*results.Result{pass}, Nop: fail,
+			Leaks:   []string{outputLeak},
+			Attacks: []AttackRun{{Name: "answer", Result: copied(0)}}}, CheckLeaks, Fail, outputLeak},
+		{"an unfinished attack proves nothing either way", Input{Oracle: []*results.Result{pass}, Nop: fail,
+			Leaks:   []string{outputLeak},
+			Attacks: []AttackRun{{Name: "answer", Result: &results.Result{Outcome: grader.OutcomeInfraError}, Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}}},
+			CheckLeaks, Fail, outputLeak},
+		{"a copy against a verifier the oracle cannot pass proves nothing", Input{Oracle: []*results.Result{fail}, Nop: fail,
+			Leaks:   []string{outputLeak},
+			Attacks: []AttackRun{{Name: "answer", Result: copied(0), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}}}, CheckLeaks, Fail, outputLeak},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/vtrace"
 )
 
@@ -205,4 +206,51 @@ func NewFiles(patch string) map[string][]byte {
 	}
 	flush()
 	return out
+}
+
+// copiedAnswers sorts out of leaks the oracle's outputs found in the image
+// (taskLeaks' "the oracle's output OUT is in the image at SRC") that the
+// answer attack copied without scoring above nop: the bytes are there, but
+// an agent that takes them still has the work to do (an example output,
+// say), so they are inputs, not the answer. A copy that scored stays, with
+// the proof; without the attack's verdict the finding stands as found.
+func copiedAnswers(leaks []string, in Input) (stand, inputs []string) {
+	var answer *AttackRun
+	for i := range in.Attacks {
+		if in.Attacks[i].Name == "answer" {
+			answer = &in.Attacks[i]
+		}
+	}
+	if answer == nil {
+		return leaks, nil
+	}
+	r := answer.Result
+	if r == nil || r.Outcome == grader.OutcomeInfraError || !oracleBeatsNop(in.Oracle, in.Nop) {
+		return leaks, nil
+	}
+	floor := 0.0
+	if in.Nop != nil && in.Nop.Reward != nil {
+		floor = *in.Nop.Reward
+	}
+	won := r.Reward != nil && *r.Reward > floor
+	for _, l := range leaks {
+		rest, ok := strings.CutPrefix(l, "the oracle's output ")
+		if !ok {
+			stand = append(stand, l)
+			continue
+		}
+		out, rest, _ := strings.Cut(rest, " is in the image at ")
+		src, _, _ := strings.Cut(rest, ":")
+		if !slices.Contains(answer.Planted, out+" (a copy of "+src+")") {
+			stand = append(stand, l)
+			continue
+		}
+		if won {
+			stand = append(stand, fmt.Sprintf("%s (proven: an empty attempt that copies it scores %g where nop scores %g; logs: %s)", l, *r.Reward, floor, r.Trial))
+			continue
+		}
+		inputs = append(inputs, fmt.Sprintf("%s (holds the bytes the oracle writes to %s, but an empty attempt that copies it scores %s: the reward needs the work; logs: %s)",
+			src, out, rewardText(r), r.Trial))
+	}
+	return stand, inputs
 }

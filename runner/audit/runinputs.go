@@ -1,11 +1,15 @@
 package audit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,23 +70,27 @@ func TaskDockerfile(t *tasks.Task) ([]sandbox.Instruction, error) {
 func RewritePlan(dir string) *suite.Rewrite {
 	res, err := results.ReadResult(filepath.Join(dir, results.ResultFile))
 	if err != nil {
-		return &suite.Rewrite{Note: "the traced oracle has no result (" + results.VerifyTraced + " did not finish)"}
+		why := "the traced oracle has no result (" + results.VerifyTraced + " did not finish)"
+		return &suite.Rewrite{Note: why, OutputsNote: why}
 	}
+	rw := &suite.Rewrite{}
+	rw.Outputs, rw.OutputsNote = oracleOutputs(dir, res)
 	f, err := os.Open(filepath.Join(dir, grader.TraceFile))
 	if err != nil {
 		why := "the traced oracle left no trace"
 		if errors.Is(err, os.ErrNotExist) && res.Error != "" {
 			why += ": " + res.Error
 		}
-		return &suite.Rewrite{Note: why}
+		rw.Note = why
+		return rw
 	}
 	defer f.Close()
 	events, err := vtrace.Read(f)
 	if err != nil {
-		return &suite.Rewrite{Note: fmt.Sprintf("the trace does not read: %v", err)}
+		rw.Note = fmt.Sprintf("the trace does not read: %v", err)
+		return rw
 	}
 	changed := diffFiles(dir, res.WorkDir)
-	rw := &suite.Rewrite{}
 	for _, tg := range vtrace.Targets(events, func(p string) bool { return changed[p] }) {
 		rw.Files = append(rw.Files, tg.Path)
 	}
@@ -93,6 +101,36 @@ func RewritePlan(dir string) *suite.Rewrite {
 		rw.Output = string(out)
 	}
 	return rw
+}
+
+// maxOutputs caps the oracle's outputs the answer attack looks for.
+const maxOutputs = 20
+
+// oracleOutputs are the files the oracle added to its work dir (its
+// diff.patch's new text files) of minLeakSize bytes or more, in path
+// order; a smaller file's bytes are too likely found anywhere.
+func oracleOutputs(dir string, res *results.Result) ([]suite.OracleOutput, string) {
+	patch, err := os.ReadFile(filepath.Join(dir, results.DiffPatch))
+	if err != nil || res.WorkDir == "" {
+		return nil, "the oracle's work dir was not recorded (no " + results.DiffPatch + ")"
+	}
+	added := NewFiles(string(patch))
+	var out []suite.OracleOutput
+	for _, file := range slices.Sorted(maps.Keys(added)) {
+		data := added[file]
+		if len(data) < minLeakSize {
+			continue
+		}
+		sum := sha256.Sum256(data)
+		out = append(out, suite.OracleOutput{Path: path.Join(res.WorkDir, file), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])})
+		if len(out) == maxOutputs {
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Sprintf("the oracle added no text file of %d bytes or more to its work dir", minLeakSize)
+	}
+	return out, ""
 }
 
 // diffFiles are the absolute paths of the files a trial changed in its

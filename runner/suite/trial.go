@@ -20,19 +20,32 @@ type Trial struct {
 	// Refusal is why the trial's task cannot run (nil when it can): the
 	// trial is recorded refused without running.
 	Refusal *Refusal
-	// Rewrite is what task verify's rewrite attack replaces, known once
-	// the traced oracle of its task has been graded (set before the trial
-	// runs).
+	// Rewrite is what task verify's rewrite and answer attacks plant,
+	// known once the traced oracle of its task has been graded (set
+	// before the trial runs).
 	Rewrite *Rewrite
 }
 
-// Rewrite is the rewrite attack's plan: the files the traced oracle's
-// verifier executed or loaded as code, outside the oracle's own work, and
-// what that verifier printed, which each stub prints.
+// Rewrite is the plan of the attacks that read the traced oracle's trial:
+// for the rewrite attack, the files its verifier executed or loaded as
+// code, outside the oracle's own work, and what that verifier printed,
+// which each stub prints; for the answer attack, the files the oracle
+// added to its work dir, which it looks for in the image.
 type Rewrite struct {
 	Files  []string
 	Output string
 	Note   string // why there is nothing to rewrite, when Files is empty
+	// Outputs are the oracle's added files of 16 bytes or more.
+	Outputs     []OracleOutput
+	OutputsNote string // why there are none, when Outputs is empty
+}
+
+// OracleOutput is a file the oracle added to its work dir: its path in
+// the container, size and SHA-256 (hex).
+type OracleOutput struct {
+	Path   string
+	Size   int64
+	SHA256 string
 }
 
 // Harbor reports whether the trial runs in Harbor's container model and is

@@ -1,0 +1,52 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flightdeck/flightdeck/runner/suite"
+)
+
+// answerCommon is the answer attack's search: answer OUT SIZE SHA256
+// looks, as the agent's user, for a file of the image that holds the
+// bytes the oracle wrote to OUT, outside the system's dirs (a copy there
+// is most likely the system's own) and the grading's, and copies it to
+// OUT. What it cannot read it cannot copy: a find is proof the agent can.
+// (answer_root, unset in a trial, roots a test's search elsewhere.)
+const answerCommon = `copied=0
+answer() {
+  src=$(find "${answer_root:-/}" -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /usr -o -path /lib -o -path /lib32 -o -path /lib64 \
+      -o -path /libx32 -o -path /bin -o -path /sbin -o -path /etc -o -path /var -o -path /logs -o -path /tests \) -prune \
+      -o -type f -size "$2"c -print 2>/dev/null |
+    while IFS= read -r f; do
+      [ "$f" = "$1" ] && continue
+      s=$(sha256sum < "$f" 2>/dev/null) || continue
+      if [ "${s%% *}" = "$3" ]; then printf '%s\n' "$f"; break; fi
+    done)
+  [ -n "$src" ] || return 0
+  mkdir -p -- "$(dirname -- "$1")" 2>/dev/null
+  if cp -- "$src" "$1" 2>/dev/null; then echo "planted: $1 (a copy of $src)"; copied=$((copied + 1)); fi
+}
+command -v sha256sum >/dev/null 2>&1 || { echo "` + NotePrefix + `the image has no sha256sum to look for the oracle's output with"; exit 0; }
+`
+
+// answerScript is the answer attack's script for a trial's plan: one
+// search per output of the oracle's.
+func answerScript(rw *suite.Rewrite) string {
+	var b strings.Builder
+	b.WriteString(answerCommon)
+	if rw == nil || len(rw.Outputs) == 0 {
+		note := "the oracle added no file to look for"
+		if rw != nil && rw.OutputsNote != "" {
+			note = rw.OutputsNote
+		}
+		fmt.Fprintf(&b, "echo %s\nexit 0\n", shellQuote(NotePrefix+note))
+		return b.String()
+	}
+	for _, o := range rw.Outputs {
+		fmt.Fprintf(&b, "answer %s %d %s\n", shellQuote(o.Path), o.Size, o.SHA256)
+	}
+	fmt.Fprintf(&b, "[ \"$copied\" -gt 0 ] || echo %s\nexit 0\n",
+		shellQuote(NotePrefix+"no file the agent can read outside the system's dirs holds the bytes of an output of the oracle's"))
+	return b.String()
+}

@@ -1,0 +1,51 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flightdeck/flightdeck/runner/suite"
+)
+
+// The answer attack copies the file that holds an output's bytes, not one
+// of the same size, to the output's path, and says what it copied; with
+// nothing to find it says why.
+func TestAnswerScript(t *testing.T) {
+	root := t.TempDir()
+	answer := []byte("apple\nbanana\ncherry\n")
+	decoy := []byte("cherry\nbanana\napple\n") // the same size
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "opt", "a"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "opt", "b"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "opt", "a", "decoy.txt"), decoy, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "opt", "b", "expected.txt"), answer, 0o644))
+	sum := sha256.Sum256(answer)
+	out := filepath.Join(root, "app", "out.txt")
+	run := func(rw *suite.Rewrite) string {
+		cmd := exec.Command("bash", "-c", answerScript(rw))
+		cmd.Env = append(os.Environ(), "answer_root="+root)
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		return string(b)
+	}
+
+	log := run(&suite.Rewrite{Outputs: []suite.OracleOutput{{Path: out, Size: int64(len(answer)), SHA256: hex.EncodeToString(sum[:])}}})
+	got, err := os.ReadFile(out)
+	require.NoError(t, err, log)
+	assert.Equal(t, answer, got)
+	assert.Equal(t, []string{out + " (a copy of " + filepath.Join(root, "opt", "b", "expected.txt") + ")"}, ParsePlanted(log))
+
+	other := sha256.Sum256([]byte("nowhere in the image"))
+	log = run(&suite.Rewrite{Outputs: []suite.OracleOutput{{Path: filepath.Join(root, "app", "x.txt"), Size: int64(len(answer)), SHA256: hex.EncodeToString(other[:])}}})
+	assert.Empty(t, ParsePlanted(log))
+	assert.Contains(t, ParseNote(log), "no file the agent can read outside the system's dirs holds the bytes")
+
+	log = run(&suite.Rewrite{OutputsNote: "the oracle added no text file of 16 bytes or more to its work dir"})
+	assert.Equal(t, "the oracle added no text file of 16 bytes or more to its work dir", ParseNote(log))
+}
