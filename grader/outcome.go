@@ -94,7 +94,7 @@ func (c SpecOutcome) Meaning() string {
 	case SpecPassed:
 		return "the grade resolved (reward 1) and every spec passed"
 	case SpecProduct:
-		return "the product failed: the grade did not resolve (reward below 1)"
+		return "the work did not pass its tests: reward below 1 (the grade did not resolve), whoever did it, the oracle included"
 	case SpecWorkflowViolation:
 		return "the grade resolved, but a workflow spec failed"
 	case SpecUnavailable:
@@ -102,7 +102,7 @@ func (c SpecOutcome) Meaning() string {
 	case SpecInfraError:
 		return "the infrastructure failed; left out of rates"
 	case SpecRefused:
-		return "the task cannot run here; left out of rates"
+		return "not run: its files, its dataset's pin or this host refused it (the reason is listed); left out of rates"
 	case SpecTaskError:
 		return "the task's own defect; left out of rates"
 	case SpecNeedsInput:

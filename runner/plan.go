@@ -217,7 +217,13 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 		byID[id] = dir
 		dirs = append(dirs, dir)
 		if le != nil {
-			refused = append(refused, suite.RefusedTask{ID: id, Dir: dir, Refusal: suite.RefusalOf(le)})
+			r := suite.RefusalOf(le)
+			repin, err := ms.Repin(dir)
+			if err != nil {
+				return nil, nil, err
+			}
+			r.Rule += repin
+			refused = append(refused, suite.RefusedTask{ID: id, Dir: dir, Refusal: r})
 			continue
 		}
 		if r, err := ms.Check(t); err != nil || r != nil {

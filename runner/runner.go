@@ -202,7 +202,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*results.RunRecord, erro
 	case r.AgentOnly:
 		// A shell's run (a temp dir) is not the person's business.
 	case len(refused) > 0:
-		s.progress.Line(fmt.Sprintf("run %s: %s, %d of them refused (tasks that cannot run here) → %s", s.runID, text.Count(len(trials), "trial"), len(refused), s.dir))
+		s.progress.Line(fmt.Sprintf("run %s: %s, %d of them refused (not run: the summary says why for each) → %s", s.runID, text.Count(len(trials), "trial"), len(refused), s.dir))
 	default:
 		s.progress.Line(fmt.Sprintf("run %s: %s → %s", s.runID, text.Count(len(trials), "trial"), s.dir))
 	}

@@ -58,6 +58,18 @@ func (ms *Manifests) Missing(dir, name string) (suite.RefusedTask, error) {
 	}}, nil
 }
 
+// Repin is what a refusal of a task that did not load adds when its dir's
+// dataset.toml pins it: fixing the task changes its files, so the pin
+// must follow, and saying so now spares a second refusal ("" without a
+// dataset.toml).
+func (ms *Manifests) Repin(taskDir string) (string, error) {
+	m, err := ms.of(taskDir)
+	if err != nil || m == nil {
+		return "", err
+	}
+	return fmt.Sprintf("; then, since %s pins the task by its files: flightdeck dataset init --update %s", m.Path, filepath.Dir(m.Path)), nil
+}
+
 // Check refuses a task its dataset.toml pins by another digest than its
 // files hash to (nil: it runs).
 func (ms *Manifests) Check(t *tasks.Task) (*suite.Refusal, error) {
