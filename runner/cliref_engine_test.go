@@ -226,6 +226,13 @@ func compareWithCLI(t *testing.T, exp harborExpected, root string, res map[strin
 			source = "recorded"
 		}
 		table = append(table, fmt.Sprintf("%-24s flightdeck %-4v harbor-cli %-4s (%s)", name, fmtReward(oracle.Reward), c.reward, source))
+		if want.HarborRace != "" {
+			// The task races its own entrypoint: Harbor's procedure wins
+			// or loses by the machine's pace (flightdeck waits for the
+			// container to settle, and expected.json holds its reward).
+			t.Logf("%s: not compared (expected.json: harbor_race): flightdeck %s, harbor-cli %s", name, fmtReward(oracle.Reward), c.reward)
+			continue
+		}
 		if want.HarborSharedOracle != nil {
 			// An attack Harbor's procedure lets through (or trips on) and
 			// flightdeck's hardening does not.

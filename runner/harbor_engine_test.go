@@ -69,6 +69,10 @@ type harborExpectedTask struct {
 	// Mode is how the oracle and nop trials are graded: "live" unless
 	// "separate" (a separate verifier, which the snapshot variant keeps).
 	Mode string `json:"mode"`
+	// HarborRace, when set, says why Harbor's procedure gives the oracle
+	// a reward that depends on the machine's pace (a race the task itself
+	// has): the re-enactment's reward is shown, not compared.
+	HarborRace string `json:"harbor_race"`
 }
 
 func readHarborExpected(t *testing.T) harborExpected {
