@@ -270,6 +270,38 @@ func TestKeyKindIsTheRuns(t *testing.T) {
 	assert.Contains(t, buf.String(), "  nop: reward=0.000; summed (counts, not rewards): passed=0 total=0")
 }
 
+// A one-trial run has no value above 1 to show a key is a count: the
+// RESULT line's passed and total declare it. A key the line does not
+// carry, or carries with another value, stays a reward.
+func TestKeyKindFromTheResultLine(t *testing.T) {
+	tests := []struct {
+		name    string
+		summary *grader.Summary
+		rewards map[string]float64
+		totals  map[string]float64
+		means   map[string]float64
+	}{
+		{"counts the line declares", &grader.Summary{Passed: 0, Total: 1},
+			map[string]float64{"reward": 0, "passed": 0, "total": 1},
+			map[string]float64{"passed": 0, "total": 1}, map[string]float64{"reward": 0}},
+		{"no RESULT line", nil,
+			map[string]float64{"reward": 0, "passed": 0, "total": 1},
+			nil, map[string]float64{"reward": 0, "passed": 0, "total": 1}},
+		{"another value than the line's", &grader.Summary{Passed: 3, Total: 4},
+			map[string]float64{"reward": 0.75, "passed": 0.75, "total": 1},
+			nil, map[string]float64{"reward": 0.75, "passed": 0.75, "total": 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Result{TaskID: "t", Variant: "oracle", Attempt: 1, Outcome: grader.OutcomeFailed, Rewards: tc.rewards, Summary: tc.summary}
+			st := computeStats([]suite.Variant{{Name: "oracle"}}, 1, []*Result{r})
+			require.Len(t, st, 1)
+			assert.Equal(t, tc.totals, st[0].KeyTotals)
+			assert.Equal(t, tc.means, st[0].MeanRewards)
+		})
+	}
+}
+
 func TestSetExpectation(t *testing.T) {
 	tests := []struct {
 		expect  string

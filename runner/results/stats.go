@@ -50,9 +50,12 @@ func computeStats(variants []suite.Variant, attempts int, results []*Result) []V
 }
 
 // countKeys are the reward keys that are counts, not rewards: a key with
-// a value outside 0..1 in any graded trial of the run. A key's kind is
-// the run's, whatever one variant's values happen to be (nop's passed=0
-// is a count of 0, not a mean).
+// a value outside 0..1 in any graded trial of the run, or one that carries
+// a count of the trial's RESULT line (its passed or total, which the line
+// declares counts: a one-trial run whose oracle failed 0 of 1 tests has no
+// value above 1 to show it). A key's kind is the run's, whatever one
+// variant's values happen to be (nop's passed=0 is a count of 0, not a
+// mean).
 func countKeys(results []*Result) map[string]bool {
 	counts := map[string]bool{}
 	for _, r := range results {
@@ -60,12 +63,27 @@ func countKeys(results []*Result) map[string]bool {
 			continue
 		}
 		for k, v := range r.Rewards {
-			if v < 0 || v > 1 {
+			if v < 0 || v > 1 || resultCount(r.Summary, k, v) {
 				counts[k] = true
 			}
 		}
 	}
 	return counts
+}
+
+// resultCount tells whether reward key k, of value v, is a count the
+// grader's RESULT line declares: its passed or total, with the same value.
+func resultCount(s *grader.Summary, k string, v float64) bool {
+	if s == nil {
+		return false
+	}
+	switch k {
+	case "passed":
+		return v == float64(s.Passed)
+	case "total":
+		return v == float64(s.Total)
+	}
+	return false
 }
 
 // variantStats are variant v's counts, rates and means over results.
