@@ -88,28 +88,16 @@ func PrepareRegrade(ctx context.Context, source string, opts suite.Options) (Req
 }
 
 // regradeRefusal is why trial t, of a regrade, cannot be graded anew from
-// its recorded trial (nil: it can), as Harbor's regrade refuses: a task
-// whose verifier is not a separate one (the agent's container it would
-// inspect no longer exists), a multi-step task, a source trial that was
-// not graded, or one whose record lacks an artifact the task declares.
+// its recorded trial (nil: it can): a multi-step task, a source trial that
+// was not graded, and, as Harbor's regrade refuses, one whose record lacks
+// an artifact a separate verifier needs. A task that grades the work dir
+// itself (native, or a verifier in the agent's container) needs the
+// recorded trial's diff.patch whole, and a source graded the same way.
 func regradeRefusal(t *suite.Trial) *suite.Refusal {
 	task := t.Task
 	taskFile := task.Path(tasks.TaskFile)
 	if len(task.Config.Steps) > 0 {
 		return &suite.Refusal{File: taskFile, Field: "[[steps]]", Rule: "a multi-step task's trials are not regraded"}
-	}
-	if task.Native() {
-		return &suite.Refusal{File: taskFile, Field: "[flightdeck.grader]",
-			Rule: "a flightdeck-native task is graded from its work dir, which a run does not keep: it cannot be regraded " +
-				"(a regrade needs a Harbor-format task with a separate verifier, whose inputs the run records as artifacts)"}
-	}
-	if _, ok := task.SeparateVerifier(); !ok {
-		return &suite.Refusal{File: taskFile, Field: "[verifier].environment_mode",
-			Rule: "a regrade grades recorded work in a separate verifier; this task's verifier runs in the agent's container, " +
-				"which no longer exists (set environment_mode = \"separate\", or a [verifier.environment] table)"}
-	}
-	if p, err := harbor.PolicyFor(task.Config, harbor.NetVerifier); err == nil && p.Mode == harbor.NetworkAllowlist {
-		return &suite.Refusal{File: taskFile, Field: "[verifier].network_mode", Rule: "a regrade of a verifier with an allowlist is not supported"}
 	}
 	src := filepath.Join(t.Variant.Regrade, t.ID)
 	resultFile := filepath.Join(src, results.ResultFile)
@@ -124,6 +112,12 @@ func regradeRefusal(t *suite.Trial) *suite.Refusal {
 	}
 	if len(from.Steps) > 0 {
 		return &suite.Refusal{File: resultFile, Field: "steps", Rule: "a multi-step trial is not regraded"}
+	}
+	if _, ok := task.SeparateVerifier(); !ok {
+		return workdirRefusal(task, src, from)
+	}
+	if p, err := harbor.PolicyFor(task.Config, harbor.NetVerifier); err == nil && p.Mode == harbor.NetworkAllowlist {
+		return &suite.Refusal{File: taskFile, Field: "[verifier].network_mode", Rule: "a regrade of a separate verifier with an allowlist is not supported"}
 	}
 	if _, err := os.Stat(harbor.ArtifactsDir(src)); err != nil {
 		return &suite.Refusal{File: resultFile, Rule: "the recorded trial has no logs/artifacts dir: it was not run the Harbor way"}
@@ -142,6 +136,29 @@ func regradeRefusal(t *suite.Trial) *suite.Refusal {
 			// copy failed has no trustworthy bytes.
 			return &suite.Refusal{File: taskFile, Field: "artifacts", Rule: fmt.Sprintf("%s was not collected in the recorded trial (%s): %s", a.Source, entries[i].Status, entries[i].Error)}
 		}
+	}
+	return nil
+}
+
+// workdirRefusal is why a task that grades the work dir itself cannot
+// regrade the recorded trial in src (nil: it can): the work dir is rebuilt
+// from the trial's diff.patch, which must be whole, and the source must
+// have been graded in the same model (a native trial's work dir is not a
+// Harbor container's).
+func workdirRefusal(task *tasks.Task, src string, from *results.Result) *suite.Refusal {
+	resultFile := filepath.Join(src, results.ResultFile)
+	if from.Native != task.Native() {
+		model := map[bool]string{true: "flightdeck's native model", false: "Harbor's model"}
+		return &suite.Refusal{File: resultFile, Field: "native",
+			Rule: fmt.Sprintf("the recorded trial ran in %s and the task now runs in %s: its work dir is not rebuilt across models", model[from.Native], model[task.Native()])}
+	}
+	patch := filepath.Join(src, results.DiffPatch)
+	data, err := os.ReadFile(patch)
+	if err != nil {
+		return &suite.Refusal{File: patch, Rule: "the work dir is rebuilt from the recorded diff.patch, which cannot be read: " + err.Error()}
+	}
+	if i := strings.Index(string(data), "\n[flightdeck: "); i >= 0 {
+		return &suite.Refusal{File: patch, Rule: "the recorded diff.patch is incomplete (" + strings.TrimSpace(string(data[i:])) + "): the work dir cannot be rebuilt whole"}
 	}
 	return nil
 }

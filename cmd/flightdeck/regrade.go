@@ -12,7 +12,8 @@ func runRegrade(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "regrade", "regrade RUN_ID --path TASK_DIR [--path ...] [flags]",
 		"flightdeck regrade 20260716-154421-a1b2c3 --path ./my-task-v2\n  flightdeck regrade RUN_ID --path fixtures/harbor/tasks --image-map python:3.12-slim=flightdeck/base:bookworm")
 	var f runFlags
-	fs.StringArrayVarP(&f.paths, "path", "p", nil, "the task (or a dir of tasks) whose verifier grades the recorded work, matched to the run's trials by task id; repeatable")
+	fs.StringArrayVarP(&f.paths, "path", "p", nil, "the task (or a dir of tasks) whose verifier grades the recorded work, matched to the run's trials by task id: "+
+		"a separate verifier grades the recorded artifacts; any other grades the work dir rebuilt from the trial's diff.patch; repeatable")
 	fs.StringVar(&f.resultsPath, "results", "", "results dir the run is in, and the regrade's goes to (default: ./results)")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
 	fs.IntVarP(&f.jobs, "jobs", "j", 0, "trials at once (default: auto)")

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/text"
 )
 
 // RegradeDelta is how a regrade's rewards differ from the recorded
@@ -13,6 +14,9 @@ import (
 type RegradeDelta struct {
 	Trials, Changed, Up, Down int
 	MeanBefore, MeanAfter     float64
+	// Rebuilt counts the trials graded from a work dir rebuilt from their
+	// diff.patch, not from their recorded artifacts.
+	Rebuilt int
 	// Lines are the trials whose reward changed: trial, before, after.
 	Lines [][3]string
 }
@@ -28,6 +32,9 @@ func Delta(rs []*Result) RegradeDelta {
 			continue
 		}
 		d.Trials++
+		if src.Reproduced == ReproducedWorkdir {
+			d.Rebuilt++
+		}
 		b, a := rewardOr0(src.Reward), rewardOr0(r.Reward)
 		before, after = before+b, after+a
 		if (src.Reward == nil) == (r.Reward == nil) && b == a {
@@ -80,4 +87,8 @@ func WriteDelta(w io.Writer, d RegradeDelta) {
 	}
 	fmt.Fprintf(w, "\nRegrade delta over %d trial(s): %d changed (%d up, %d down), mean reward %.3f → %.3f\n",
 		d.Trials, d.Changed, d.Up, d.Down, d.MeanBefore, d.MeanAfter)
+	if d.Rebuilt > 0 {
+		fmt.Fprintf(w, "graded in a work dir rebuilt from the recorded diff.patch: %s; only the work dir is reproduced, "+
+			"not what the agent changed outside it nor the processes it left (Harbor refuses such a regrade)\n", text.Count(d.Rebuilt, "trial"))
+	}
 }

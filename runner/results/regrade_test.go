@@ -33,6 +33,12 @@ func TestDelta(t *testing.T) {
 	assert.Regexp(t, `(?m)^a +passed 1 +failed 0$`, buf.String())
 	assert.Regexp(t, `(?m)^d +passed 0 +failed, no reward$`, buf.String())
 	assert.NotContains(t, buf.String(), "\nb ")
+	assert.NotContains(t, buf.String(), "rebuilt", "no trial was graded in a rebuilt work dir")
+
+	rs[1].RegradedFrom.Reproduced = ReproducedWorkdir
+	buf.Reset()
+	WriteDelta(&buf, Delta(rs))
+	assert.Contains(t, buf.String(), "graded in a work dir rebuilt from the recorded diff.patch: 1 trial; only the work dir is reproduced")
 
 	buf.Reset()
 	WriteDelta(&buf, Delta(rs[4:5]))

@@ -290,4 +290,17 @@ type Source struct {
 	Path    string   `json:"path"`   // its trial dir
 	Reward  *float64 `json:"reward"` // its reward, for the delta
 	Outcome string   `json:"outcome"`
+	// Reproduced is what of the recorded trial the regrade graded:
+	// ReproducedArtifacts or ReproducedWorkdir.
+	Reproduced string `json:"reproduced,omitempty"`
 }
+
+// What a regrade reproduced of the recorded trial.
+const (
+	// ReproducedArtifacts: the recorded artifacts, in a separate verifier
+	// (Harbor's regrade).
+	ReproducedArtifacts = "artifacts"
+	// ReproducedWorkdir: the work dir, rebuilt from the recorded
+	// diff.patch (a native task, or a verifier in the agent's container).
+	ReproducedWorkdir = "workdir"
+)

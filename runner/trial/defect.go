@@ -12,6 +12,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/images"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
@@ -25,7 +26,9 @@ import (
 // stays an infrastructure error.
 func isTaskDefect(err error) bool {
 	var d *images.Defect
-	if errors.As(err, &d) {
+	if errors.As(err, &d) || errors.Is(err, agent.ErrNotReplayed) {
+		// A regrade's recorded work that the task as it is now does not
+		// take is the task's doing, not the engine's.
 		return true
 	}
 	if sandbox.IsEngineError(err) || errors.Is(err, images.ErrNoStandIn) {

@@ -46,7 +46,7 @@ func (a *trialAttempt) runRegrade(ctx context.Context) error {
 	}
 	a.res.WorkDir, a.res.Image = from.WorkDir, from.Image
 	a.res.RegradedFrom = &results.Source{Action: "regrade", RunID: from.RunID, Trial: from.Trial, Path: src,
-		Reward: from.Reward, Outcome: string(from.Outcome)}
+		Reward: from.Reward, Outcome: string(from.Outcome), Reproduced: results.ReproducedArtifacts}
 	h := &sharedTrial{a: a, net: n, workdir: from.WorkDir}
 	steps, err := a.planSteps()
 	if err != nil {
@@ -108,6 +108,27 @@ func (m *regradeTrial) grade(ctx context.Context, step *stepRun) (grader.Grade, 
 	}
 	req := m.h.a.gradeRequest("", m.h.workdir, step)
 	return m.h.separateVerify(ctx, step, req, entries)
+}
+
+// replayRegrade readies a regrade whose task grades the work dir itself
+// (a native task, or a Harbor task whose verifier runs in the agent's
+// container): the trial runs in the task's model as any other, with an
+// agent that rebuilds the work dir from the recorded trial's diff.patch,
+// and is graded as the task grades. Harbor refuses such a regrade; here
+// only the work dir is reproduced, and the trial's note says so.
+func (a *trialAttempt) replayRegrade() error {
+	src := filepath.Join(a.t.Variant.Regrade, a.t.ID)
+	from, err := results.ReadResult(filepath.Join(src, results.ResultFile))
+	if err != nil {
+		return fmt.Errorf("regrade: the recorded trial: %w", err)
+	}
+	a.res.RegradedFrom = &results.Source{Action: "regrade", RunID: from.RunID, Trial: from.Trial, Path: src,
+		Reward: from.Reward, Outcome: string(from.Outcome), Reproduced: results.ReproducedWorkdir}
+	ap := from.AgentPhase
+	a.replay = &agent.Replay{Patch: filepath.Join(src, results.DiffPatch), ExitCode: ap.ExitCode, TimedOut: ap.TimedOut, Failed: ap.Failed}
+	a.s.Report.Note(a.t, "regrade: the work dir rebuilt from "+a.replay.Patch+
+		" and graded as the task grades it; only the work dir is reproduced (not what the agent changed outside it, nor the processes it left)")
+	return nil
 }
 
 // readEvents reads an events.jsonl; what does not read is left out.

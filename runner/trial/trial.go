@@ -55,6 +55,9 @@ type trialAttempt struct {
 	// service's log, a network that outlives the containers on it), whose
 	// order with the removals matters: all run in order, at once.
 	ordered bool
+	// replay, for a regrade whose task grades the work dir itself, is the
+	// agent that rebuilds the recorded trial's work dir (nil otherwise).
+	replay *agent.Replay
 }
 
 // cleanupStep is one cleanup of an attempt.
@@ -270,7 +273,12 @@ type model interface {
 
 func (a *trialAttempt) run(ctx context.Context) error {
 	if a.t.Variant.Regrade != "" {
-		return a.runRegrade(ctx)
+		if _, separate := a.t.Task.SeparateVerifier(); separate {
+			return a.runRegrade(ctx)
+		}
+		if err := a.replayRegrade(); err != nil {
+			return err
+		}
 	}
 	img, info, err := a.imagePhase(ctx)
 	if err != nil {
@@ -495,6 +503,9 @@ func (a *trialAttempt) session(step *stepRun, workdir string) *agent.Session {
 		Engine: s.Engine, Trial: a.t, Workdir: workdir, User: step.agentUser,
 		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: a.scratch, Owner: s.Owner,
 		Timeout: step.agentTimeout, Mask: s.Mask, Agent: s.Agent, Image: a.res.Image, ImageUser: a.imageUser,
+	}
+	if a.replay != nil {
+		ap.Agent = a.replay
 	}
 	if ap.Timeout > 0 {
 		a.res.AgentPhase.Timeout = results.RoundSeconds(ap.Timeout)
