@@ -5,18 +5,21 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
 )
 
 // RegradeDelta is how a regrade's rewards differ from the recorded
-// trials', over the trials it graded anew (refused ones are left out).
+// trials', over the trials it graded anew (refused ones, and those that
+// ended without a grade, are left out).
 type RegradeDelta struct {
 	Trials, Changed, Up, Down int
 	MeanBefore, MeanAfter     float64
 	// Rebuilt counts the trials graded from a work dir rebuilt from their
 	// diff.patch, not from their recorded artifacts.
 	Rebuilt int
+	// NotGraded counts the regrade's trials left out of the delta: refused,
+	// or ended without a grade.
+	NotGraded int
 	// Lines are the trials whose reward changed: trial, before, after.
 	Lines [][3]string
 }
@@ -28,7 +31,13 @@ func Delta(rs []*Result) RegradeDelta {
 	var before, after float64
 	for _, r := range rs {
 		src := r.RegradedFrom
-		if src == nil || r.Outcome == grader.OutcomeRefused {
+		if src == nil {
+			continue
+		}
+		if r.Outcome.Ungraded() {
+			// Refused, or not graded (a task_error: the recorded work did
+			// not rebuild): no reward to compare; the summary says why.
+			d.NotGraded++
 			continue
 		}
 		d.Trials++
@@ -73,7 +82,7 @@ func rewardOrNone(r *float64, outcome string) string {
 // in Harbor's words.
 func WriteDelta(w io.Writer, d RegradeDelta) {
 	if d.Trials == 0 {
-		fmt.Fprintln(w, "\nNothing was regraded: every trial was refused (the refusals above say why)")
+		fmt.Fprintln(w, "\nNothing was regraded: every trial was refused or ended without a grade (the summary above says why)")
 		return
 	}
 	if len(d.Lines) > 0 {
@@ -87,6 +96,9 @@ func WriteDelta(w io.Writer, d RegradeDelta) {
 	}
 	fmt.Fprintf(w, "\nRegrade delta over %d trial(s): %d changed (%d up, %d down), mean reward %.3f → %.3f\n",
 		d.Trials, d.Changed, d.Up, d.Down, d.MeanBefore, d.MeanAfter)
+	if d.NotGraded > 0 {
+		fmt.Fprintf(w, "not in the delta: %s refused or ended without a grade (the summary above says why)\n", text.Count(d.NotGraded, "trial"))
+	}
 	if d.Rebuilt > 0 {
 		fmt.Fprintf(w, "graded in a work dir rebuilt from the recorded diff.patch: %s; only the work dir is reproduced, "+
 			"not what the agent changed outside it nor the processes it left (Harbor refuses such a regrade)\n", text.Count(d.Rebuilt, "trial"))

@@ -30,6 +30,7 @@ func TestDelta(t *testing.T) {
 	var buf bytes.Buffer
 	WriteDelta(&buf, d)
 	assert.Contains(t, buf.String(), "Regrade delta over 4 trial(s): 3 changed (1 up, 1 down), mean reward 0.500 → 0.375\n")
+	assert.Contains(t, buf.String(), "not in the delta: 1 trial refused or ended without a grade")
 	assert.Regexp(t, `(?m)^a +passed 1 +failed 0$`, buf.String())
 	assert.Regexp(t, `(?m)^d +passed 0 +failed, no reward$`, buf.String())
 	assert.NotContains(t, buf.String(), "\nb ")
@@ -42,7 +43,7 @@ func TestDelta(t *testing.T) {
 
 	buf.Reset()
 	WriteDelta(&buf, Delta(rs[4:5]))
-	assert.Equal(t, "\nNothing was regraded: every trial was refused (the refusals above say why)\n", buf.String(), "no delta over nothing")
+	assert.Equal(t, "\nNothing was regraded: every trial was refused or ended without a grade (the summary above says why)\n", buf.String(), "no delta over nothing")
 }
 
 // A trial that passed where its variant expects a failure is listed with
