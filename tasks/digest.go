@@ -22,9 +22,13 @@ import (
 const (
 	TaskFile        = "task.toml"
 	InstructionFile = "instruction.md"
-	TestsDir        = "tests"
-	EnvironmentDir  = "environment"
-	SolutionDir     = "solution"
+	// TrajectoryFile, beside instruction.md, is a seed trajectory the task
+	// ships: a command agent gets it (runner/agent), and it is part of the
+	// task's digest.
+	TrajectoryFile = "trajectory.json"
+	TestsDir       = "tests"
+	EnvironmentDir = "environment"
+	SolutionDir    = "solution"
 )
 
 // part is one named input of a digest: bytes in memory, or a file read
@@ -36,9 +40,10 @@ type part struct {
 }
 
 // TaskDigest is task_digest: one SHA-256 over the canonical JSON of
-// task.toml (without [flightdeck.grader].files_digest), instruction.md and
-// every regular file under tests/ and environment/ (and, for a multi-step
-// task, steps/), as "sha256:<64 hex>".
+// task.toml (without [flightdeck.grader].files_digest), instruction.md, the
+// task's trajectory.json when it ships one, and every regular file under
+// tests/ and environment/ (and, for a multi-step task, steps/), as
+// "sha256:<64 hex>".
 // It does not validate the task; Load does.
 func TaskDigest(dir string) (string, error) {
 	doc, err := readDoc(dir)
@@ -90,6 +95,9 @@ func taskDigest(dir string, doc map[string]any) (string, error) {
 			filepath.Join(dir, InstructionFile))
 	default:
 		return "", err
+	}
+	if _, err := os.Lstat(filepath.Join(dir, TrajectoryFile)); err == nil {
+		parts = append(parts, part{name: TrajectoryFile, file: filepath.Join(dir, TrajectoryFile)})
 	}
 	for _, sub := range []string{TestsDir, EnvironmentDir, StepsDir} {
 		p, err := optionalTreeParts(filepath.Join(dir, sub), sub)

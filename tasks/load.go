@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -370,6 +371,11 @@ func (v *validation) checkFiles(dir string) {
 	// A multi-step task's instructions are its steps' (checkSteps).
 	if _, err := os.Lstat(filepath.Join(dir, InstructionFile)); errors.Is(err, fs.ErrNotExist) && !v.multiStep() {
 		v.errorf(InstructionFile, "", "layout.instruction", "missing: a task directory needs instruction.md")
+	}
+	if b, err := readRegular(filepath.Join(dir, TrajectoryFile)); err == nil && !json.Valid(b) {
+		var x any
+		err := json.Unmarshal(b, &x)
+		v.errorf(TrajectoryFile, "", "layout.trajectory", "is not JSON (%v): a task's seed trajectory, given to a command agent, is a JSON file (an ATIF trajectory, as Harbor writes one)", err)
 	}
 }
 

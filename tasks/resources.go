@@ -1,7 +1,9 @@
 package tasks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +18,19 @@ func (t *Task) Instruction() (string, error) {
 		return "", fmt.Errorf("read instruction of %s: %w", t.ID, err)
 	}
 	return string(b), nil
+}
+
+// Trajectory is the seed trajectory the task ships beside instruction.md
+// (trajectory.json), or nil when it ships none.
+func (t *Task) Trajectory() ([]byte, error) {
+	b, err := readRegular(t.Path(TrajectoryFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the seed trajectory of %s: %w", t.ID, err)
+	}
+	return b, nil
 }
 
 // MemoryBytes is the memory limit: [environment].memory_mb, else the older

@@ -18,17 +18,23 @@ import (
 // than in a directory of flightdeck's.
 const HarborInstructionPath = harbor.AgentLogs + "/instruction.md"
 
-// InstructionFile writes the instruction into dir (the host side of
-// /logs/agent), readable by any user.
-func InstructionFile(dir, instruction string) (string, error) {
+// InstructionFile writes the instruction (and the task's seed trajectory,
+// when it ships one) into dir (the host side of /logs/agent), readable by
+// any user.
+func InstructionFile(dir, instruction string, trajectory []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return "", fmt.Errorf("write the instruction for the agent: %w", err)
 	}
-	file := filepath.Join(dir, filepath.Base(HarborInstructionPath))
-	if err := os.WriteFile(file, []byte(instruction), 0o644); err != nil {
+	name := filepath.Base(HarborInstructionPath)
+	if err := writeReadable(dir, name, []byte(instruction)); err != nil {
 		return "", fmt.Errorf("write the instruction for the agent: %w", err)
 	}
-	return file, os.Chmod(file, 0o644)
+	if trajectory != nil {
+		if err := writeReadable(dir, SeedTrajectory, trajectory); err != nil {
+			return "", fmt.Errorf("write the seed trajectory for the agent: %w", err)
+		}
+	}
+	return filepath.Join(dir, name), nil
 }
 
 // writeInContainer performs a deterministic script's write step in the

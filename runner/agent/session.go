@@ -365,29 +365,50 @@ else echo "neither git nor patch in the image" >&2; exit 127; fi`
 // with one fails before the agent starts. A longer one is in the file only.
 const maxInstructionEnv = 64 << 10
 
-// InstructionMount writes the instruction under scratch and returns the
-// read-only bind mount that shows it at InstructionPath in the agent's
-// container: a mount costs nothing at start, where copying the file in
-// costs a round trip through the engine.
-func InstructionMount(scratch, instruction string) (sandbox.Mount, error) {
-	// Readable by any user the agent runs as, whatever the umask; a fresh
-	// file in a fresh dir.
+// InstructionMount writes the instruction (and the task's seed trajectory,
+// when it ships one) under scratch and returns the read-only bind mount
+// that shows it at InstructionPath in the agent's container: a mount costs
+// nothing at start, where copying the file in costs a round trip through
+// the engine.
+func InstructionMount(scratch, instruction string, trajectory []byte) (sandbox.Mount, error) {
 	dir := filepath.Join(scratch, "instruction")
-	file := filepath.Join(dir, path.Base(InstructionPath))
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
 		err = os.Chmod(dir, 0o755)
 	}
 	if err == nil {
-		err = os.WriteFile(file, []byte(instruction), 0o644)
-	}
-	if err == nil {
-		err = os.Chmod(file, 0o644)
+		err = writeReadable(dir, path.Base(InstructionPath), []byte(instruction))
 	}
 	if err != nil {
 		return sandbox.Mount{}, fmt.Errorf("write the instruction for the agent: %w", err)
 	}
+	if trajectory != nil {
+		if err := writeReadable(dir, SeedTrajectory, trajectory); err != nil {
+			return sandbox.Mount{}, fmt.Errorf("write the seed trajectory for the agent: %w", err)
+		}
+	}
 	return sandbox.Mount{HostPath: dir, ContainerPath: instructionDir, ReadOnly: true}, nil
+}
+
+// SeedTrajectory is the name of the task's trajectory.json beside the
+// instruction a command agent gets; FLIGHTDECK_TRAJECTORY_FILE names its
+// path. It is not trajectory.json there: in Harbor's model that dir is
+// /logs/agent, where agents write a trajectory.json of their own.
+const SeedTrajectory = "seed-trajectory.json"
+
+// envTrajectoryFile is the path of the seed trajectory, when the task
+// ships one.
+const envTrajectoryFile = "FLIGHTDECK_TRAJECTORY_FILE"
+
+// writeReadable writes dir/name (dir exists) readable by any user the
+// agent runs as, whatever the umask.
+func writeReadable(dir, name string, data []byte) error {
+	file := filepath.Join(dir, name)
+	err := os.WriteFile(file, data, 0o644)
+	if err == nil {
+		err = os.Chmod(file, 0o644)
+	}
+	return err
 }
 
 // command runs the variant's command line with the instruction at
@@ -400,6 +421,11 @@ func (a *Session) command(ctx context.Context, instruction string) (Result, erro
 		file = a.InstructionPath
 	}
 	env := []string{envInstrFile + "=" + file, envWorkdir + "=" + a.Workdir}
+	if tr, err := a.Trial.Task.Trajectory(); err != nil {
+		return Result{}, err
+	} else if tr != nil {
+		env = append(env, envTrajectoryFile+"="+path.Join(path.Dir(file), SeedTrajectory))
+	}
 	if len(instruction) <= maxInstructionEnv {
 		env = append(env, envInstruction+"="+instruction)
 	}

@@ -59,3 +59,34 @@ func TestAgentLogIsText(t *testing.T) {
 	one := "=== command: make test\n✓ passed\n✗ fail=== exit 1, 0.0s\n"
 	assert.Equal(t, one+one+"note\n", string(log))
 }
+
+// The seed trajectory is written beside the instruction, readable by any
+// user; the Harbor logs dir stays writable by the agent.
+func TestSeedTrajectoryBesideTheInstruction(t *testing.T) {
+	scratch := t.TempDir()
+	m, err := InstructionMount(scratch, "do it", []byte(`{"a":1}`))
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(m.HostPath, SeedTrajectory))
+	require.NoError(t, err)
+	assert.Equal(t, `{"a":1}`, string(b))
+
+	logs := filepath.Join(t.TempDir(), "agent")
+	_, err = InstructionFile(logs, "do it", []byte(`{"a":2}`))
+	require.NoError(t, err)
+	ref := filepath.Join(t.TempDir(), "ref")
+	require.NoError(t, os.MkdirAll(ref, 0o777))
+	fi, err := os.Stat(logs)
+	require.NoError(t, err)
+	refInfo, err := os.Stat(ref)
+	require.NoError(t, err)
+	assert.Equal(t, refInfo.Mode().Perm(), fi.Mode().Perm(), "the logs dir keeps the mode it was made with")
+	fi, err = os.Stat(filepath.Join(logs, SeedTrajectory))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
+
+	none := t.TempDir()
+	m, err = InstructionMount(none, "do it", nil)
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(m.HostPath, SeedTrajectory))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no trajectory, no file")
+}

@@ -155,7 +155,11 @@ func (m *nativeTrial) startAgent(ctx context.Context, spec sandbox.ContainerSpec
 		spec.Mounts = append(spec.Mounts, sandbox.Mount{HostPath: m.wd.Host, ContainerPath: m.wd.Container})
 	}
 	if t.Variant.Agent == suite.AgentCommand {
-		mount, err := agent.InstructionMount(a.scratch, instruction)
+		trajectory, err := t.Task.Trajectory()
+		if err != nil {
+			return err
+		}
+		mount, err := agent.InstructionMount(a.scratch, instruction, trajectory)
 		if err != nil {
 			return err
 		}

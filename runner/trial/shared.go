@@ -187,7 +187,11 @@ func (h *sharedTrial) start(ctx context.Context, instruction string) error {
 		return err
 	}
 	if t.Variant.Agent == suite.AgentCommand {
-		if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction); err != nil {
+		trajectory, err := task.Trajectory()
+		if err != nil {
+			return err
+		}
+		if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction, trajectory); err != nil {
 			return err
 		}
 	}
@@ -308,7 +312,9 @@ func (h *sharedTrial) agent(ctx context.Context, step *stepRun) (agent.Result, e
 			// baseline of processes stays the entrypoint's: what an earlier
 			// step left still counts when a later step is graded.
 			if t.Variant.Agent == suite.AgentCommand {
-				if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction); err != nil {
+				// The seed trajectory was written with the first step's
+				// instruction, and stays beside it.
+				if _, err := agent.InstructionFile(harbor.LogsDir(h.a.dir), instruction, nil); err != nil {
 					return err
 				}
 			}

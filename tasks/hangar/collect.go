@@ -50,6 +50,9 @@ func collect(t *tasks.Task, sh shower) (*entry, []Violation) {
 	if fd.Sealed {
 		bad(toml, "[flightdeck].sealed", "sealed tasks never leave this repository; hangar export refuses them")
 	}
+	if tr := t.Path(tasks.TrajectoryFile); fileExists(tr) {
+		bad(tr, "", "a seed trajectory for the agent: hangar gives an agent the instruction alone, so the task would run without it; remove it, or keep the task out of the export")
+	}
 	steps := len(t.Config.Steps) > 0
 	switch {
 	case steps:
@@ -214,4 +217,9 @@ func collectTests(t *tasks.Task, e *entry, sh shower) []Violation {
 // isText is the task digest's test: no NUL byte and valid UTF-8.
 func isText(b []byte) bool {
 	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
