@@ -51,7 +51,7 @@ func collect(t *tasks.Task, sh shower) (*entry, []Violation) {
 		bad(toml, "[flightdeck].sealed", "sealed tasks never leave this repository; hangar export refuses them")
 	}
 	if tr := t.Path(tasks.TrajectoryFile); fileExists(tr) {
-		bad(tr, "", "a seed trajectory for the agent: hangar gives an agent the instruction alone, so the task would run without it; remove it, or keep the task out of the export")
+		bad(tr, "seed trajectory", "a seed trajectory for the agent: hangar gives an agent the instruction alone, so the task would run without it; remove it, or keep the task out of the export")
 	}
 	steps := len(t.Config.Steps) > 0
 	switch {

@@ -135,6 +135,11 @@ var refusalsCases = []struct {
 		want: []refusalWant{{"a/task.toml", "[[steps]]", "a multi-step task (1 steps): hangar runs one instruction and one grader per task"}},
 	},
 	{
+		name:   "a seed trajectory",
+		change: func(t *testing.T, f *fakeTask) { f.files["trajectory.json"] = []byte(`{"steps": []}`) },
+		want:   []refusalWant{{"a/trajectory.json", "seed trajectory", "hangar gives an agent the instruction alone"}},
+	},
+	{
 		name: "sealed",
 		change: func(t *testing.T, f *fakeTask) {
 			f.edit(t, `environment = "bare"`, "environment = \"bare\"\nsealed = true")
