@@ -555,6 +555,7 @@ func (v *validation) checkVerifierMode(dir, sev string) {
 		v.errorf(TaskFile, "[verifier].environment_mode", "verifier.separate", "want \"shared\" or \"separate\", found %q", c.Verifier.EnvironmentMode)
 		return
 	}
+	v.checkVerifierCompose(dir, sev)
 	if !separateVerifier(c) {
 		return
 	}
@@ -570,6 +571,40 @@ func (v *validation) checkVerifierMode(dir, sev string) {
 	if env.GPUs > 0 {
 		v.add(sev, TaskFile, "[verifier.environment].gpus", "gpus",
 			"GPUs are not supported: flightdeck runs tasks on local engines without GPUs (found %d)", env.GPUs)
+	}
+}
+
+// checkVerifierCompose refuses a separate verifier's own services: Harbor
+// builds a separate verifier's environment from its tests/ dir, so a
+// tests/docker-compose.yaml there starts sidecars beside the verifier.
+// flightdeck runs the verifier alone, and would grade without them.
+func (v *validation) checkVerifierCompose(dir, sev string) {
+	c := &v.cfg
+	var ctxs []string
+	if len(c.Steps) == 0 {
+		if separateVerifier(c) {
+			ctxs = append(ctxs, TestsDir)
+		}
+	} else {
+		for i := range c.Steps {
+			if !stepSeparate(c, &c.Steps[i]) {
+				continue
+			}
+			d := StepsDir + "/" + c.Steps[i].Name + "/" + TestsDir
+			if !dirExists(filepath.Join(dir, filepath.FromSlash(d))) {
+				d = TestsDir
+			}
+			if !slices.Contains(ctxs, d) {
+				ctxs = append(ctxs, d)
+			}
+		}
+	}
+	for _, d := range ctxs {
+		if fileExists(filepath.Join(dir, filepath.FromSlash(d), composeFile)) {
+			v.add(sev, d+"/"+composeFile, "", "verifier.compose",
+				"a separate verifier's own services are not supported yet: Harbor starts them beside the verifier (its environment is built from %s/), "+
+					"flightdeck would grade without them; move the services to environment/%s, or grade in the agent's container", d, composeFile)
+		}
 	}
 }
 
