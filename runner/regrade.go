@@ -68,6 +68,9 @@ func PrepareRegrade(ctx context.Context, source string, opts suite.Options) (Req
 	cfg.Variants = nil
 	for _, v := range rec.Config.Variants {
 		v.Regrade = source
+		// No agent runs: the variant's environment (its keys, which the
+		// record holds redacted) is not asked for.
+		v.Env = nil
 		cfg.Variants = append(cfg.Variants, v)
 	}
 	cfg.Notes = append(cfg.Notes, fmt.Sprintf("regrade of run %s (%s): each trial's recorded work graded by the task as it is now; the source is not changed", rec.RunID, source))
