@@ -16,12 +16,15 @@ type Category struct {
 //
 //	RESULT {"passed": 115, "total": 116, "by_category": {"caret": {"passed": 9, "total": 10}}, "failed": ["caret_7"]}
 //
-// by_category values may also be written as [passed, total] pairs.
+// by_category values may also be written as [passed, total] pairs, and an
+// "error" string says why grading could not run (the template's test.sh
+// writes one).
 type Summary struct {
 	Passed     int                 `json:"passed"`
 	Total      int                 `json:"total"`
 	ByCategory map[string]Category `json:"by_category,omitempty"`
 	Failed     []string            `json:"failed,omitempty"`
+	Error      string              `json:"error,omitempty"`
 }
 
 // resultPrefix starts a RESULT line.
@@ -41,6 +44,7 @@ func parseResult(output []byte) (*Summary, bool) {
 		Total      *int                       `json:"total"`
 		ByCategory map[string]json.RawMessage `json:"by_category"`
 		Failed     []string                   `json:"failed"`
+		Error      json.RawMessage            `json:"error"`
 	}
 	if err := json.Unmarshal(line[len("RESULT "):], &raw); err != nil {
 		return nil, false
@@ -49,6 +53,9 @@ func parseResult(output []byte) (*Summary, bool) {
 		return nil, false
 	}
 	s := &Summary{Passed: *raw.Passed, Total: *raw.Total, Failed: raw.Failed}
+	// An error that is not a string is kept out, not a reason to drop the
+	// line's counts.
+	_ = json.Unmarshal(raw.Error, &s.Error)
 	if len(raw.ByCategory) > 0 {
 		s.ByCategory = make(map[string]Category, len(raw.ByCategory))
 		for name, msg := range raw.ByCategory {

@@ -16,6 +16,10 @@ func TestParseResult(t *testing.T) {
 	}{
 		{"plain", "ok\nRESULT {\"passed\": 3, \"total\": 4, \"failed\": [\"t4\"]}\n",
 			&Summary{Passed: 3, Total: 4, Failed: []string{"t4"}}},
+		{"why grading could not run", `RESULT {"reward": 0, "passed": 0, "total": 0, "error": "app/README is missing"}`,
+			&Summary{Error: "app/README is missing"}},
+		{"an error that is not a string is left out", `RESULT {"passed": 1, "total": 1, "error": {"code": 3}}`,
+			&Summary{Passed: 1, Total: 1}},
 		{"categories as objects", `RESULT {"passed": 2, "total": 3, "by_category": {"a": {"passed": 1, "total": 2}, "b": {"passed": 1, "total": 1}}}`,
 			&Summary{Passed: 2, Total: 3, ByCategory: map[string]Category{"a": {1, 2}, "b": {1, 1}}}},
 		{"categories as pairs", `RESULT {"passed": 1, "total": 1, "by_category": {"a": [1, 1]}}`,

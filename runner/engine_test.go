@@ -269,7 +269,7 @@ func outcomeMissingReward(t *testing.T, o *engineOutcomes) {
 	assert.Equal(t, grader.SpecTaskError, r.OutcomeClass)
 	require.NotNil(t, r.RewardError)
 	assert.Equal(t, grader.RewardMissing, r.RewardError.Kind)
-	assert.Contains(t, r.Error, "without writing $FLIGHTDECK_REWARD_DIR/reward.txt or reward.json")
+	assert.Contains(t, r.Error, "without writing $FLIGHTDECK_REWARD_DIR (/flightdeck/reward)/reward.txt or reward.json")
 	assert.Equal(t, 1, r.Tries, "a task's defect is not retried")
 }
 

@@ -111,7 +111,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 
 // verifyInput sorts a task's trials into what its checks read.
 func verifyInput(t *tasks.Task, runDir string, trials []*results.Result, skip map[string]bool) audit.Input {
-	in := audit.Input{Task: t.ID, Dir: t.Dir, Skip: skip, EnvVars: results.VerifyEnvVars,
+	in := audit.Input{Task: t.ID, Dir: t.Dir, RunDir: runDir, Skip: skip, EnvVars: results.VerifyEnvVars,
 		HasPatch: fileExists(t.Path("solution", agent.ReferencePatch))}
 	in.NoOracle = !hasOracle(t)
 	for _, res := range trials {

@@ -35,7 +35,7 @@ func OneLine(s string, n int) string {
 			seen[strings.Trim(k, "\"'`()[],;:.")] = true
 		}
 		for _, rest := range words[i:] {
-			p := strings.TrimRight(rest, ".,;:)")
+			p := strings.TrimLeft(strings.TrimRight(rest, ".,;:)]\"'`"), "([\"'`")
 			if isPath(rest) && !seen[strings.Trim(p, "\"'`()[],;:.")] {
 				seen[strings.Trim(p, "\"'`()[],;:.")] = true
 				after = append(after, p)

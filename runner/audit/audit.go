@@ -127,9 +127,11 @@ func (r *Report) OnlyDefects() bool {
 // Input is what one task's audit reads.
 type Input struct {
 	Task, Dir string
-	Oracle    []*results.Result // the oracle's runs, in order
-	Nop       *results.Result
-	Snapshot  *results.Result // the oracle graded from a snapshot; nil for a native task
+	// RunDir is the verify run's dir, which holds each trial's dir.
+	RunDir   string
+	Oracle   []*results.Result // the oracle's runs, in order
+	Nop      *results.Result
+	Snapshot *results.Result // the oracle graded from a snapshot; nil for a native task
 	// Unsettled is a Harbor task's oracle started as soon as its container
 	// ran, without the wait for an entrypoint of its own to settle; nil
 	// when the task has none or a healthcheck.
@@ -231,7 +233,7 @@ func Audit(in Input) Task {
 func check(name string, in Input) (Status, string) {
 	switch name {
 	case CheckOracle:
-		return oracleCheck(in.Oracle)
+		return oracleCheck(in.Oracle, in.RunDir)
 	case CheckNop:
 		return nopCheck(in.Nop)
 	case CheckBase:
@@ -271,7 +273,7 @@ func check(name string, in Input) (Status, string) {
 	return Skipped, ""
 }
 
-func oracleCheck(runs []*results.Result) (Status, string) {
+func oracleCheck(runs []*results.Result, runDir string) (Status, string) {
 	if len(runs) == 0 {
 		return Fail, "the oracle did not run"
 	}
@@ -291,7 +293,30 @@ func oracleCheck(runs []*results.Result) (Status, string) {
 		}
 		return Fail, ev
 	}
+	if w := oracleExits(runs, runDir); w != "" {
+		return Warn, ev + "; " + w
+	}
 	return OK, ev
+}
+
+// oracleExits says when the oracle exited non-zero in runs it passed: the
+// reward holds (Harbor ignores solve.sh's exit code too), but a reference
+// that fails half way may pass by luck, or hide the step that failed.
+func oracleExits(runs []*results.Result, runDir string) string {
+	n, code, log := 0, 0, ""
+	for _, r := range runs {
+		if ec := r.AgentPhase.ExitCode; ec != nil && *ec != 0 {
+			if n == 0 {
+				code, log = *ec, filepath.Join(runDir, r.Trial, results.AgentLog)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("but the oracle (solution/) exited %d in %d of %d runs: its reward holds (Harbor ignores the exit code), "+
+		"yet a step of it failed; make it exit 0 (%s)", code, n, len(runs), log)
 }
 
 func nopCheck(r *results.Result) (Status, string) {

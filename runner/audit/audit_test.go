@@ -32,6 +32,14 @@ func copied(reward float64) *results.Result {
 	return r
 }
 
+// exited is an oracle run that passed with its solution exiting code.
+func exited(code int) *results.Result {
+	r := run(grader.OutcomePassed, 1)
+	r.Trial = "t__oracle__2"
+	r.AgentPhase.ExitCode = &code
+	return r
+}
+
 func statusOf(t Task, name string) Check {
 	for _, c := range t.Checks {
 		if c.Name == name {
@@ -58,6 +66,8 @@ func TestAuditChecks(t *testing.T) {
 		ev    string
 	}{
 		{"oracle passes every run", Input{Oracle: []*results.Result{pass, pass}}, CheckOracle, OK, "passed 2 of 2 runs"},
+		{"oracle passes but exits non-zero", Input{RunDir: "/r", Oracle: []*results.Result{pass, exited(3)}}, CheckOracle, Warn,
+			"passed 2 of 2 runs: reward 1, 1; but the oracle (solution/) exited 3 in 1 of 2 runs: its reward holds (Harbor ignores the exit code), yet a step of it failed; make it exit 0 (/r/t__oracle__2/agent.log)"},
 		{"oracle fails a run", Input{Oracle: []*results.Result{pass, fail}}, CheckOracle, Fail, "passed 1 of 2 runs: reward 1, 0"},
 		{"flaky", Input{Oracle: []*results.Result{pass, fail, pass}}, CheckFlaky, Fail, "the oracle's runs differ: 1, 0, 1"},
 		{"one run cannot tell", Input{Oracle: []*results.Result{pass}}, CheckFlaky, Skipped, "--repeat 2"},

@@ -10,7 +10,9 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/results"
+	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
 // failureCause says why a graded trial scored below 1, for the lines a
@@ -20,6 +22,9 @@ import (
 // when the log says nothing more than the reward.
 func failureCause(sum *grader.Summary, stepDir string) string {
 	var parts []string
+	if sum != nil && sum.Error != "" {
+		parts = append(parts, "the grader says: "+text.OneLine(sum.Error, 200))
+	}
 	if sum != nil && len(sum.Failed) > 0 {
 		names := sum.Failed
 		more := ""
@@ -30,13 +35,44 @@ func failureCause(sum *grader.Summary, stepDir string) string {
 	}
 	log := filepath.Join(stepDir, results.GraderLog)
 	line := tellingLine(log)
-	if line != "" {
+	if line != "" && (sum == nil || sum.Error == "" || !strings.Contains(line, sum.Error)) {
 		parts = append(parts, text.OneLine(line, 200))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return strings.Join(parts, "; ") + " (" + log + ")"
+}
+
+// agentCause says, for a failed trial whose agent exited non-zero, that it
+// did, with the agent log's most telling line and its path: an oracle
+// whose solve.sh failed half way explains the tests that then fail. ""
+// when the agent exited 0, or is nop.
+func agentCause(v suite.Variant, ag agent.Result, stepDir string) string {
+	if v.Agent == suite.AgentNop || ag.ExitCode == nil || *ag.ExitCode == 0 {
+		return ""
+	}
+	who := "the agent"
+	if v.Agent == suite.AgentOracle {
+		who = "the oracle (solution/)"
+	}
+	s := fmt.Sprintf("%s exited %d", who, *ag.ExitCode)
+	log := filepath.Join(stepDir, results.AgentLog)
+	if line := tellingLine(log); line != "" {
+		s += ": " + text.OneLine(line, 200)
+	}
+	return s + " (" + log + ")"
+}
+
+// joinCause joins the non-empty causes.
+func joinCause(causes ...string) string {
+	var parts []string
+	for _, c := range causes {
+		if c != "" {
+			parts = append(parts, c)
+		}
+	}
+	return strings.Join(parts, "; then ")
 }
 
 // Output lines by how much they tell, best first: pytest's "E   ..."

@@ -53,7 +53,7 @@ func noAgentWork(v suite.Variant) bool {
 func noRewardText(native bool, command string, g grader.Grade) string {
 	who, dir := "tests/test.sh", grader.HarborVerifierDir
 	if native {
-		who, dir = "the grader ("+command+")", "$FLIGHTDECK_REWARD_DIR"
+		who, dir = "the grader ("+command+")", "$FLIGHTDECK_REWARD_DIR ("+grader.NativeRewardDir+")"
 	}
 	var re *grader.RewardError
 	if !errors.As(g.RewardErr, &re) {

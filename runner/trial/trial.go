@@ -375,7 +375,7 @@ func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) 
 	return a.phase(PhaseResult, func() error {
 		a.finish(last, final, ev)
 		if a.res.Outcome == grader.OutcomeFailed && a.res.Error == "" && gradedDir != "" {
-			a.res.Cause = failureCause(final.Summary, gradedDir)
+			a.res.Cause = joinCause(agentCause(a.t.Variant, last, gradedDir), failureCause(final.Summary, gradedDir))
 		}
 		return nil
 	})
@@ -657,6 +657,12 @@ func (a *trialAttempt) finish(ag agent.Result, g grader.Grade, ev *grader.Eviden
 	switch {
 	case r.Outcome == grader.OutcomeVerifierTimeout:
 		r.Error = "the grader timed out"
+		if t := r.GradePhase.Timeout; t > 0 {
+			r.Error = fmt.Sprintf("the grader was stopped by its %gs timeout (task.toml's [verifier].timeout_sec times the suite's timeout_multiplier)", t)
+		}
+		if g.LogPath != "" {
+			r.Error += " (" + g.LogPath + ")"
+		}
 	case ag.TimedOut:
 		r.Error = "the agent timed out"
 	case r.RewardError != nil:
