@@ -101,7 +101,7 @@ func TestTaskShell(t *testing.T) {
 	require.NoError(t, err)
 	compose, err := filepath.Abs("../fixtures/harbor/tasks/compose-healthy")
 	require.NoError(t, err)
-	grade := "pwd; id -un; ls /tests; bash /tests/test.sh > /dev/null 2>&1; cat /logs/verifier/reward.*\n"
+	grade := "pwd; id -un; ls /flightdeck/task/tests; cd /flightdeck/task && bash tests/test.sh > /dev/null 2>&1; cat /flightdeck/reward/reward.*\n"
 	tests := []struct {
 		name      string
 		args      []string
@@ -111,8 +111,8 @@ func TestTaskShell(t *testing.T) {
 	}{
 		{"native task, its grader by hand", []string{csv, "--with-tests"}, grade,
 			[]string{"/workspace\nroot\n", "test.sh\ntest_acceptance.py\n", `"reward": 0`},
-			[]string{"csv-validator: image flightdeck/csv-validator:", "work dir /workspace", "added tests/ at /tests",
-				"`cd / && bash tests/test.sh; cat /logs/verifier/reward.*`"}, 0},
+			[]string{"csv-validator: image flightdeck/csv-validator:", "work dir /workspace", "added tests/ at /flightdeck/task/tests",
+				"`cd /flightdeck/task && bash tests/test.sh; cat /flightdeck/reward/reward.*`"}, 0},
 		{"Harbor task with an entrypoint and an agent user, the oracle then the tests", []string{entrypointTask(t), "--with-tests", "--with-solution"},
 			"pwd; id -un; cat /tmp/entrypoint.txt; ls /tests; bash /solution/solve.sh; bash /tests/test.sh; cat /logs/verifier/reward.txt\n",
 			[]string{"/app\nagent\nstarted-by-entrypoint\ntest.sh\n1\n"},
@@ -286,7 +286,7 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 
 	cmd := exec.Command(binary(t), "trial", "shell", run.id, "semver__broken__1", "--as", "verifier")
 	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader("cat semver.py; bash /tests/test.sh 2>&1 | grep RESULT\n")
+	cmd.Stdin = strings.NewReader("cat semver.py; cd /flightdeck/task && bash tests/test.sh 2>&1 | grep RESULT\n")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	require.NoError(t, cmd.Run(), "stderr:\n%s", errOut.String())
@@ -311,6 +311,9 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 	cmd = exec.Command(binary(t), "trial", "shell", kept.id, "semver__broken__1", "--as", "verifier")
 	cmd.Dir = dir
 	// The grader's command as the paragraph gives it.
+	// A command agent's kept container has its instruction mounted
+	// read-only at /flightdeck: the tests go to Harbor's places, and the
+	// paragraph says so.
 	cmd.Stdin = strings.NewReader("cat /app/semver.py; cd / && bash tests/test.sh 2>&1 | grep RESULT\n")
 	out.Reset()
 	errOut.Reset()
@@ -319,6 +322,7 @@ func TestTrialShellReproducesAFailedTrial(t *testing.T) {
 	assert.Contains(t, errOut.String(), "the run's kept container")
 	assert.Contains(t, out.String(), "return v")
 	assert.Equal(t, graded, result.FindString(out.String()))
+	assert.Contains(t, errOut.String(), "cannot be written here")
 	assert.Contains(t, errOut.String(), "`cd / && bash tests/test.sh; cat /logs/verifier/reward.*`")
 	assert.Len(t, docker(t, "ps", "-aq", "--filter", "label="+sandbox.LabelRun+"="+kept.id, "--filter", "label=flightdeck.phase=agent"), 1,
 		"the kept container stays")

@@ -78,10 +78,13 @@ func (k *KeptShell) Open(ctx context.Context) (int, error) {
 		}
 		// Tests the shell adds go again when it ends: the kept container
 		// is the agent's, and its user must not find them there later.
-		if _, err := d.StatPath(ctx, id, agent.TestsDir); err != nil {
-			defer func() {
-				_, _ = d.Exec(context.WithoutCancel(ctx), id, sandbox.ExecSpec{Cmd: []string{"rm", "-rf", "--", agent.TestsDir}, User: "0"})
-			}()
+		tests, _ := agent.ShellTestsDirs(&suite.Trial{Task: task})
+		for _, dir := range []string{tests, agent.TestsDir} {
+			if _, err := d.StatPath(ctx, id, dir); err != nil {
+				defer func() {
+					_, _ = d.Exec(context.WithoutCancel(ctx), id, sandbox.ExecSpec{Cmd: []string{"rm", "-rf", "--", dir}, User: "0"})
+				}()
+			}
 		}
 	}
 	k.Say(fmt.Sprintf("%s: the run's kept container %.12s (--keep), as the trial left it; what you change stays in it, and it is stopped again if it was stopped.", k.Trial, id))

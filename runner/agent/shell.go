@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
 
@@ -47,6 +48,9 @@ type Shell struct {
 	// Ran says the shell ran; ExitCode is its exit code.
 	Ran      bool
 	ExitCode int
+	// testsAt and rewardsAt are where tests/ and the reward dir were put
+	// (ShellTestsDirs, unless elsewhere says why not).
+	testsAt, rewardsAt, elsewhere string
 }
 
 // TestsDir is where `task shell --with-tests` puts the task's tests/.
@@ -72,17 +76,29 @@ func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 		added = append(added, fmt.Sprintf("solution/ at %s (the oracle runs `bash %s/solve.sh`)", solutionMount, solutionMount))
 	}
 	if sh.WithTests {
-		if err := s.Engine.CopyIn(ctx, s.Container, s.Trial.Task.Path("tests"), TestsDir, sandbox.Owner{}); err != nil {
+		// Where the task's grader finds them: Harbor's /tests and
+		// /logs/verifier, or a native grader's task and reward dirs.
+		tests, rewards := ShellTestsDirs(s.Trial)
+		err := s.Engine.CopyIn(ctx, s.Container, s.Trial.Task.Path("tests"), tests, sandbox.Owner{})
+		if err != nil && !s.Trial.Harbor() {
+			// A kept command agent's container has its instruction
+			// mounted read-only at /flightdeck: Harbor's places then.
+			sh.elsewhere = fmt.Sprintf("the grader's %s cannot be written here (%v), so they are at Harbor's places", tests, err)
+			tests, rewards = TestsDir, VerifierLogs
+			err = s.Engine.CopyIn(ctx, s.Container, s.Trial.Task.Path("tests"), tests, sandbox.Owner{})
+		}
+		if err != nil {
 			return Result{}, fmt.Errorf("copy tests/ into the container: %w", err)
 		}
+		sh.testsAt, sh.rewardsAt = tests, rewards
 		res, err := s.Engine.Exec(ctx, s.Container, sandbox.ExecSpec{
-			Cmd: []string{"sh", "-c", "mkdir -p " + VerifierLogs + " && chmod 777 " + VerifierLogs}, User: "0"})
+			Cmd: []string{"sh", "-c", "mkdir -p " + rewards + " && chmod 777 " + rewards}, User: "0"})
 		if err != nil || res.ExitCode != 0 {
-			return Result{}, fmt.Errorf("make %s in the container: exit %d: %v", VerifierLogs, res.ExitCode, err)
+			return Result{}, fmt.Errorf("make %s in the container: exit %d: %v", rewards, res.ExitCode, err)
 		}
-		added = append(added, "tests/ at "+TestsDir)
+		added = append(added, "tests/ at "+tests)
 		if !s.Trial.Harbor() {
-			env = append(env, "FLIGHTDECK_WORKDIR="+s.Workdir, "FLIGHTDECK_REWARD_DIR="+VerifierLogs)
+			env = append(env, "FLIGHTDECK_WORKDIR="+s.Workdir, "FLIGHTDECK_REWARD_DIR="+rewards)
 		}
 	}
 	if err := s.give(ctx); err != nil {
@@ -115,6 +131,17 @@ func (sh *Shell) Run(ctx context.Context, s *Session, _ string) (Result, error) 
 	}
 	sh.Ran, sh.ExitCode = true, res.ExitCode
 	return Result{ExitCode: &sh.ExitCode}, nil
+}
+
+// ShellTestsDirs are where a shell puts tests/ and the dir a test.sh
+// writes its reward to: where the task's grader has them, Harbor's
+// /tests and /logs/verifier, or a native grader's tests under its task
+// dir and its reward dir.
+func ShellTestsDirs(t *suite.Trial) (tests, rewards string) {
+	if t.Harbor() {
+		return TestsDir, VerifierLogs
+	}
+	return path.Join(grader.NativeTaskDir, "tests"), grader.NativeRewardDir
 }
 
 // PatchPath is where a shell finds the trial's diff.patch.
@@ -196,7 +223,7 @@ func (sh *Shell) paragraph(s *Session, added []string, patched string) string {
 	if flag == "" {
 		flag = "--with-tests"
 	}
-	b.WriteString(gradeHint(s, sh.WithTests, flag))
+	b.WriteString(sh.gradeHint(s, flag))
 	if sh.Kept {
 		b.WriteString(" The container stays when the shell exits.")
 	} else {
@@ -206,7 +233,8 @@ func (sh *Shell) paragraph(s *Session, added []string, patched string) string {
 }
 
 // gradeHint says how the trial would be graded, and how to do it here.
-func gradeHint(s *Session, withTests bool, flag string) string {
+func (sh *Shell) gradeHint(s *Session, flag string) string {
+	withTests := sh.WithTests
 	t := s.Trial.Task
 	if s.Trial.Harbor() {
 		if !withTests {
@@ -223,10 +251,15 @@ func gradeHint(s *Session, withTests bool, flag string) string {
 	if g := t.Config.Flightdeck.Grader; g != nil {
 		command = g.Command
 	}
+	tests, rewards := ShellTestsDirs(s.Trial)
 	if !withTests {
 		return fmt.Sprintf("flightdeck grades in a fresh container of the image: `%s` from %s, with the work dir at %s read-only (%s adds tests/ at %s here).",
-			command, grader.NativeTaskDir, s.Workdir, flag, TestsDir)
+			command, grader.NativeTaskDir, s.Workdir, flag, tests)
 	}
-	return fmt.Sprintf("flightdeck grades in a fresh container of the image, running `%s` from %s; here tests/ is under /, so: `cd / && %s; cat %s/reward.*` (FLIGHTDECK_WORKDIR and FLIGHTDECK_REWARD_DIR are set).",
-		command, grader.NativeTaskDir, command, path.Clean(VerifierLogs))
+	if sh.elsewhere != "" {
+		return fmt.Sprintf("flightdeck grades in a fresh container of the image, running `%s` from %s with tests/ there and the reward dir at %s; %s: `cd / && %s; cat %s/reward.*` (FLIGHTDECK_WORKDIR and FLIGHTDECK_REWARD_DIR=%s are set).",
+			command, grader.NativeTaskDir, rewards, sh.elsewhere, command, sh.rewardsAt, sh.rewardsAt)
+	}
+	return fmt.Sprintf("flightdeck grades in a fresh container of the image, running `%s` from %s with tests/ and the reward dir where they are here: `cd %s && %s; cat %s/reward.*` (FLIGHTDECK_WORKDIR and FLIGHTDECK_REWARD_DIR=%s are set, as the grader's).",
+		command, grader.NativeTaskDir, grader.NativeTaskDir, command, rewards, rewards)
 }

@@ -47,18 +47,20 @@ func shellSession(t *testing.T, task *tasks.Task, run func(sandbox.ExecSpec) san
 
 func TestShellAddsWhatItIsAskedAndSaysWhere(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		native bool
-		says   []string
-		env    []string
+		name           string
+		native         bool
+		tests, rewards string
+		says           []string
+		env            []string
 	}{
-		{"Harbor", false, []string{"demo: image flightdeck/demo:0123, user agent, work dir /app",
+		{"Harbor", false, "/tests", "/logs/verifier", []string{"demo: image flightdeck/demo:0123, user agent, work dir /app",
 			"added solution/ at /solution (the oracle runs `bash /solution/solve.sh`), tests/ at /tests",
 			"To grade as Harbor does: `bash /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1; cat /logs/verifier/reward.*`"},
 			[]string{"FLIGHTDECK_MAX_TURNS=5"}},
-		{"native", true, []string{"running `bash tests/test.sh` from /flightdeck/task",
-			"`cd / && bash tests/test.sh; cat /logs/verifier/reward.*`"},
-			[]string{"FLIGHTDECK_MAX_TURNS=5", "FLIGHTDECK_WORKDIR=/app", "FLIGHTDECK_REWARD_DIR=/logs/verifier"}},
+		{"native: where its grader has them", true, "/flightdeck/task/tests", "/flightdeck/reward", []string{"tests/ at /flightdeck/task/tests",
+			"running `bash tests/test.sh` from /flightdeck/task",
+			"`cd /flightdeck/task && bash tests/test.sh; cat /flightdeck/reward/reward.*`"},
+			[]string{"FLIGHTDECK_MAX_TURNS=5", "FLIGHTDECK_WORKDIR=/app", "FLIGHTDECK_REWARD_DIR=/flightdeck/reward"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var shell sandbox.ExecSpec
@@ -78,9 +80,9 @@ func TestShellAddsWhatItIsAskedAndSaysWhere(t *testing.T) {
 			require.NotNil(t, res.ExitCode)
 			assert.Equal(t, 4, *res.ExitCode)
 			assert.FileExists(t, c.Path("/solution/solve.sh"))
-			assert.FileExists(t, c.Path("/tests/test.sh"))
-			assert.Equal(t, "0", c.Execs[0].User, "/logs/verifier is made as root")
-			assert.Contains(t, c.Execs[0].Cmd[2], "mkdir -p /logs/verifier && chmod 777 /logs/verifier")
+			assert.FileExists(t, c.Path(tc.tests+"/test.sh"))
+			assert.Equal(t, "0", c.Execs[0].User, "the reward dir is made as root")
+			assert.Contains(t, c.Execs[0].Cmd[2], "mkdir -p "+tc.rewards+" && chmod 777 "+tc.rewards)
 			assert.Equal(t, ShellCommand(), shell.Cmd)
 			assert.Equal(t, "agent", shell.User)
 			assert.Equal(t, "/app", shell.Workdir)
