@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/hostpath"
+	"github.com/flightdeck/flightdeck/internal/text"
 	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/audit"
 	"github.com/flightdeck/flightdeck/runner/results"
@@ -99,6 +101,7 @@ func load(cfg suite.Config, s *suite.Suite, opts suite.Options) (Request, error)
 		}
 		runnable = append(runnable, t)
 	}
+	cfg.Notes = append(cfg.Notes, unknownKeyNotes(runnable)...)
 	var specs []grader.Spec
 	if len(cfg.Specs) > 0 {
 		if specs, err = grader.LoadSpecs(cfg.Specs); err != nil {
@@ -106,6 +109,30 @@ func load(cfg suite.Config, s *suite.Suite, opts suite.Options) (Request, error)
 		}
 	}
 	return Request{Config: cfg, Tasks: runnable, Refused: refused, Specs: specs}, nil
+}
+
+// maxKeyNotes caps the run's notes of unknown keys.
+const maxKeyNotes = 5
+
+// unknownKeyNotes say the keys of the tasks' task.toml that neither Harbor
+// nor flightdeck reads: a misspelt key's default applies, which task check
+// says and a run must not keep quiet.
+func unknownKeyNotes(ts []*tasks.Task) []string {
+	var notes []string
+	more := 0
+	for _, t := range ts {
+		for _, f := range tasks.UnknownKeys(t.Dir) {
+			if len(notes) == maxKeyNotes {
+				more++
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s: %s (its default applies)", t.ID, f.Path, f.Message))
+		}
+	}
+	if more > 0 {
+		notes = append(notes, fmt.Sprintf("and %s (flightdeck task check DIR lists them)", text.Count(more, "more unknown key")))
+	}
+	return notes
 }
 
 func usesOracle(vs []suite.Variant) bool {

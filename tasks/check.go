@@ -195,10 +195,13 @@ func finding(dir, file string, line int, sev, rule, format string, args ...any) 
 	return Finding{Path: filepath.Join(dir, filepath.FromSlash(file)), Rule: rule, Message: msg, Severity: sev, Line: line}
 }
 
-// checkKeys reports the keys of task.toml that neither Harbor nor
+// UnknownKeys reports the keys of task.toml that neither Harbor nor
 // flightdeck knows: errors in flightdeck's tables, where nothing else reads
 // a key, warnings elsewhere, since Harbor ignores them and a Harbor task
-// must still run.
+// must still run (a run says them, since a misspelt key's default applies).
+func UnknownKeys(dir string) []Finding { return checkKeys(dir) }
+
+// checkKeys is UnknownKeys.
 func checkKeys(dir string) []Finding {
 	src, err := readRegular(filepath.Join(dir, TaskFile))
 	if err != nil {
