@@ -344,10 +344,10 @@ func Bases(t *tasks.Task) ([]string, error) {
 
 // NamedAt is where a task names a base image, for messages: the
 // Dockerfile's line that names it (a FROM, or the ARG whose default a FROM
-// reads), else task.toml's docker_image, else the Dockerfile itself. The
-// path starts at the task's directory's name.
+// reads), else task.toml's docker_image, else the Dockerfile itself, by
+// its whole path (one that opens from wherever the user is).
 func NamedAt(t *tasks.Task, ref string) string {
-	name := filepath.Base(t.Dir)
+	name := t.Dir
 	if img := t.Config.Environment.DockerImage; img != "" {
 		return fmt.Sprintf("%s: [environment].docker_image = %q", filepath.Join(name, tasks.TaskFile), img)
 	}
