@@ -297,7 +297,8 @@ func runReport(_ context.Context, env *cliEnv, args []string) int {
 		return code
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		fmt.Fprintln(env.stderr, "flightdeck report: name one run id, or two to compare them")
+		first := resultsDir(env, *resultsPath)
+		fmt.Fprintf(env.stderr, "flightdeck report: name one run id, or two to compare them (%s)\n", runsText(first, shown(env.cwd, first)))
 		return exitUsage
 	}
 	if fs.NArg() == 2 && *asJSON {
