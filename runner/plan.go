@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/flightdeck/flightdeck/grader"
@@ -185,6 +187,7 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 	var ms registry.Manifests
 	defer func() { cfg.Notes = ms.Notes() }()
 	byID := map[string]string{}
+	var leftOut []string // the ids the filters left out
 	for _, dir := range cfg.TaskDirs {
 		if cfg.NTasks > 0 && len(dirs) == cfg.NTasks {
 			break
@@ -209,6 +212,7 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 		}
 		id := refusedID(t, le, dir)
 		if !suite.Selected(id, include, exclude, filters) || !suite.Selected(id, opts.Include, opts.Exclude, nil) {
+			leftOut = append(leftOut, id)
 			continue
 		}
 		if other, dup := byID[id]; dup {
@@ -236,7 +240,15 @@ func loadTasks(cfg *suite.Config, s *suite.Suite, opts suite.Options) ([]*tasks.
 		out = append(out, t)
 	}
 	if len(dirs) == 0 {
-		return nil, nil, suite.UsageErrorf("no task is left after include/exclude, --include/--exclude and --task filters")
+		ids := ""
+		if len(leftOut) > 0 {
+			slices.Sort(leftOut)
+			if len(leftOut) > 10 {
+				leftOut = append(leftOut[:10], fmt.Sprintf("and %d more", len(leftOut)-10))
+			}
+			ids = "; the task ids there are: " + strings.Join(leftOut, ", ")
+		}
+		return nil, nil, suite.UsageErrorf("no task is left after include/exclude, --include/--exclude and --task filters%s", ids)
 	}
 	cfg.TaskDirs = dirs
 	return out, refused, nil

@@ -83,7 +83,7 @@ func TestResolveErrors(t *testing.T) {
 		{"bad --image-map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{ImageMap: []string{"a"}}, `--image-map "a"`},
 		{"bad env map", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(images.MapEnv, "x")}, images.MapEnv},
 		{"bad env budget", "tasks: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{Getenv: onlyEnv(imagecache.BudgetEnv, "big")}, `FLIGHTDECK_IMAGE_BUDGET: "big" is not a size`},
-		{"filtered to nothing", "tasks: [answer]\nexclude: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{}, "no task is left"},
+		{"filtered to nothing", "tasks: [answer]\nexclude: [answer]\nvariants: {o: {agent: oracle}}\n", suite.Options{}, "no task is left after include/exclude, --include/--exclude and --task filters; the task ids there are: answer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
