@@ -44,6 +44,9 @@ type keyInput struct {
 	// NoSettle: the agent starts without the wait for an entrypoint of
 	// the image's own to settle.
 	NoSettle bool `json:"no_settle,omitempty"`
+	// HideAnswers: the oracle ran with the image's copies of its outputs
+	// hidden.
+	HideAnswers bool `json:"hide_answers,omitempty"`
 	// Patch: the oracle applies solution/reference.patch.
 	Patch bool `json:"patch,omitempty"`
 	// Attack is task verify's reward hack: its name and a digest of its

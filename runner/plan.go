@@ -295,7 +295,7 @@ func planTrials(cfg suite.Config, ts []*tasks.Task, specs []grader.Spec, envs ma
 			}
 			in := keyInput{TaskDigest: t.Digest, Agent: v.Agent, Command: v.Command, Env: keyed,
 				Images: images.Relevant(bases, cfg.Images), Grading: v.Grading, RewardKey: cfg.RewardKey,
-				VerifierOffline: v.VerifierOffline, NoSettle: v.NoSettle, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
+				VerifierOffline: v.VerifierOffline, NoSettle: v.NoSettle, HideAnswers: v.HideAnswers, Patch: v.Patch, Memory: v.Memory, NoSubstitute: cfg.NoSubstitute}
 			in.Trace, in.Build = v.Trace, build
 			if v.Agent == suite.AgentAttack {
 				in.Attack = v.Attack + "@" + agent.AttackDigest(v.Attack)

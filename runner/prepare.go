@@ -196,6 +196,9 @@ func verifyConfig(ctx context.Context, dirs []string, opts suite.Options, vo Ver
 			variants = append(variants, suite.Variant{Name: results.VerifyAttackPrefix + a, Agent: suite.AgentAttack,
 				Attack: a, Expect: suite.ExpectFailed, Attempts: 1})
 		}
+		// The oracle with the image's copies of its outputs hidden: when
+		// the answer attack wins, whether the reference copies it too.
+		variants = append(variants, suite.Variant{Name: results.VerifyHidden, Agent: suite.AgentOracle, HideAnswers: true, Attempts: 1})
 	}
 	for i := range variants {
 		// The rewrite and answer attacks read the traced oracle's trial: no oracle,

@@ -11,10 +11,11 @@ import (
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
-// readsTrace reports whether t is one of task verify's attacks made from
-// its task's traced oracle (rewrite, answer), which must be graded first.
+// readsTrace reports whether t is one of task verify's trials made from
+// its task's traced oracle (the rewrite and answer attacks, the oracle
+// with the answers hidden), which must be graded first.
 func readsTrace(t *suite.Trial) bool {
-	return t.Variant.Agent == suite.AgentAttack && agent.ReadsOracle(t.Variant.Attack)
+	return t.Variant.Agent == suite.AgentAttack && agent.ReadsOracle(t.Variant.Attack) || t.Variant.HideAnswers
 }
 
 // tracedOf is the trial whose record the attack t reads.

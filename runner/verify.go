@@ -130,6 +130,11 @@ func verifyInput(t *tasks.Task, runDir string, trials []*results.Result, skip ma
 			in.Offline = res
 		case results.VerifyPatch:
 			in.Patch = res
+		case results.VerifyHidden:
+			in.Hidden = res
+			if log, err := os.ReadFile(filepath.Join(runDir, res.Trial, results.AgentLog)); err == nil {
+				in.HiddenFiles = agent.ParseHidden(string(log))
+			}
 		default:
 			if name, ok := strings.CutPrefix(res.Variant, results.VerifyAttackPrefix); ok {
 				in.Attacks = append(in.Attacks, attackRun(runDir, name, res))

@@ -48,8 +48,16 @@ type Oracle struct{}
 // ReferencePatch is a solution as a patch of the work dir.
 const ReferencePatch = "reference.patch"
 
-// Run runs the task's solution.
-func (Oracle) Run(ctx context.Context, s *Session, _ string) (Result, error) {
+// Run runs the task's solution (with the image's copies of its outputs
+// hidden, for task verify's oracle-hidden run).
+func (o Oracle) Run(ctx context.Context, s *Session, instruction string) (Result, error) {
+	if s.Trial.Variant.HideAnswers {
+		return s.hideAnswers(ctx, func() (Result, error) { return o.run(ctx, s) })
+	}
+	return o.run(ctx, s)
+}
+
+func (Oracle) run(ctx context.Context, s *Session) (Result, error) {
 	dir := s.solutionDir()
 	if s.Trial.Variant.Patch {
 		return s.applyPatch(ctx)

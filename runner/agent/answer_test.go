@@ -49,3 +49,37 @@ func TestAnswerScript(t *testing.T) {
 	log = run(&suite.Rewrite{OutputsNote: "the oracle added no text file of 16 bytes or more to its work dir"})
 	assert.Equal(t, "the oracle added no text file of 16 bytes or more to its work dir", ParseNote(log))
 }
+
+// The oracle-hidden run moves away every file that holds an output's
+// bytes, says which, and puts them back.
+func TestHideAndRestore(t *testing.T) {
+	root := t.TempDir()
+	answer := []byte("apple\nbanana\ncherry\n")
+	decoy := []byte("cherry\nbanana\napple\n")
+	a, b, d := filepath.Join(root, "opt", "expected.txt"), filepath.Join(root, "srv", "copy.txt"), filepath.Join(root, "opt", "decoy.txt")
+	for p, data := range map[string][]byte{a: answer, b: answer, d: decoy} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+	}
+	sum := sha256.Sum256(answer)
+	list := filepath.Join(t.TempDir(), "list")
+	run := func(script string) string {
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Env = append(os.Environ(), "answer_root="+root, "hidden_list="+list)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	log := run(hideScript(&suite.Rewrite{Outputs: []suite.OracleOutput{{Path: filepath.Join(root, "app", "out.txt"), Size: int64(len(answer)), SHA256: hex.EncodeToString(sum[:])}}}))
+	assert.ElementsMatch(t, []string{a, b}, ParseHidden(log))
+	assert.NoFileExists(t, a)
+	assert.NoFileExists(t, b)
+	assert.FileExists(t, d, "a file of the same size and other bytes stays")
+	run(restoreScript)
+	for _, p := range []string{a, b} {
+		got, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, answer, got)
+	}
+	assert.NoFileExists(t, list)
+}

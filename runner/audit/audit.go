@@ -162,6 +162,11 @@ type Input struct {
 	Skip     map[string]bool
 	// Attacks are the reward hacks played in place of the agent.
 	Attacks []AttackRun
+	// Hidden is the oracle run with the image's copies of its outputs
+	// moved away (nil when it did not run), and HiddenFiles the files it
+	// moved.
+	Hidden      *results.Result
+	HiddenFiles []string
 	// NoOracle: the task has no solution/ to run as the oracle; the
 	// checks that read the oracle's runs are not run.
 	NoOracle bool

@@ -40,6 +40,13 @@ func exited(code int) *results.Result {
 	return r
 }
 
+// hiddenRun is the oracle run with the answer moved away.
+func hiddenRun(reward float64) *results.Result {
+	r := copied(reward)
+	r.Trial = "t__oracle-hidden__1"
+	return r
+}
+
 func statusOf(t Task, name string) Check {
 	for _, c := range t.Checks {
 		if c.Name == name {
@@ -134,6 +141,20 @@ func TestAuditChecks(t *testing.T) {
 			Leaks:   []string{outputLeak},
 			Attacks: []AttackRun{{Name: "answer", Result: &results.Result{Outcome: grader.OutcomeInfraError}, Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}}},
 			CheckLeaks, Fail, outputLeak},
+		{"the oracle with the answer moved away still passes: the reference computes it", Input{Oracle: []*results.Result{pass}, Nop: fail,
+			Leaks:   []string{outputLeak + "; solution/solve.sh names /opt/expected.txt: the reference may copy the answer"},
+			Attacks: []AttackRun{{Name: "answer", Result: copied(1), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}},
+			Hidden:  hiddenRun(1), HiddenFiles: []string{"/opt/expected.txt"}}, CheckLeaks, Fail,
+			outputLeak + " (proven: an empty attempt that copies it scores 1 where nop scores 0; logs: t__attack-answer__1); the reference computes it: with /opt/expected.txt moved away the oracle still scores 1 (logs: t__oracle-hidden__1)"},
+		{"the oracle with the answer moved away fails: the reference copies it", Input{Oracle: []*results.Result{pass}, Nop: fail,
+			Leaks:   []string{outputLeak + "; solution/solve.sh names /opt/expected.txt: the reference may copy the answer"},
+			Attacks: []AttackRun{{Name: "answer", Result: copied(1), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}},
+			Hidden:  hiddenRun(0), HiddenFiles: []string{"/opt/expected.txt"}}, CheckLeaks, Fail,
+			"(proven: an empty attempt that copies it scores 1 where nop scores 0; logs: t__attack-answer__1); the reference copies the answer: with /opt/expected.txt moved away the oracle scores 0 where it scores 1, so it proves nothing of the task's solvability (logs: t__oracle-hidden__1)"},
+		{"an answer the oracle-hidden run could not move keeps the guess", Input{Oracle: []*results.Result{pass}, Nop: fail,
+			Leaks:   []string{outputLeak + "; solution/solve.sh names /opt/expected.txt: the reference may copy the answer"},
+			Attacks: []AttackRun{{Name: "answer", Result: copied(1), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}},
+			Hidden:  hiddenRun(0)}, CheckLeaks, Fail, "solution/solve.sh names /opt/expected.txt"},
 		{"a copy against a verifier the oracle cannot pass proves nothing", Input{Oracle: []*results.Result{fail}, Nop: fail,
 			Leaks:   []string{outputLeak},
 			Attacks: []AttackRun{{Name: "answer", Result: copied(0), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}}}, CheckLeaks, Fail, outputLeak},

@@ -208,6 +208,40 @@ func NewFiles(patch string) map[string][]byte {
 	return out
 }
 
+// solveNames is the hint imagescan adds to a leak when solve.sh names the
+// file: a guess, which the oracle-hidden run settles when it ran.
+const solveNames = "; solution/solve.sh names "
+
+// referenceCopies settles, from the oracle run with src moved away,
+// whether the reference copies the answer at src (a finding of its own,
+// returned third) or computes it (said after the leak, returned second).
+// Either way the leak, l, loses the guess from solve.sh's text (returned
+// first). With no such run, or src not moved, l is as it was.
+func referenceCopies(l, src string, in Input) (string, string, string) {
+	h := in.Hidden
+	if h == nil || !slices.Contains(in.HiddenFiles, src) || h.Outcome.Ungraded() {
+		return l, "", ""
+	}
+	best := 0.0
+	for _, r := range in.Oracle {
+		if r != nil && r.Reward != nil && *r.Reward > best {
+			best = *r.Reward
+		}
+	}
+	got := 0.0
+	if h.Reward != nil {
+		got = *h.Reward
+	}
+	if i := strings.Index(l, solveNames); i >= 0 {
+		l = l[:i]
+	}
+	if got >= best {
+		return l, fmt.Sprintf("; the reference computes it: with %s moved away the oracle still scores %g (logs: %s)", src, got, h.Trial), ""
+	}
+	return l, "", fmt.Sprintf("the reference copies the answer: with %s moved away the oracle scores %s where it scores %g, so it proves nothing of the task's solvability (logs: %s)",
+		src, rewardText(h), best, h.Trial)
+}
+
 // copiedAnswers sorts out of leaks the oracle's outputs found in the image
 // (taskLeaks' "the oracle's output OUT is in the image at SRC") that the
 // answer attack copied without scoring above nop: the bytes are there, but
@@ -246,7 +280,11 @@ func copiedAnswers(leaks []string, in Input) (stand, inputs []string) {
 			continue
 		}
 		if won {
-			stand = append(stand, fmt.Sprintf("%s (proven: an empty attempt that copies it scores %g where nop scores %g; logs: %s)", l, *r.Reward, floor, r.Trial))
+			l, computes, copies := referenceCopies(l, src, in)
+			stand = append(stand, fmt.Sprintf("%s (proven: an empty attempt that copies it scores %g where nop scores %g; logs: %s)%s", l, *r.Reward, floor, r.Trial, computes))
+			if copies != "" {
+				stand = append(stand, copies)
+			}
 			continue
 		}
 		inputs = append(inputs, fmt.Sprintf("%s (holds the bytes the oracle writes to %s, but an empty attempt that copies it scores %s: the reward needs the work; logs: %s)",

@@ -31,6 +31,11 @@ const VerifyUnsettled = "oracle-unsettled"
 // list of targets.
 const VerifyTraced = "oracle-traced"
 
+// VerifyHidden is task verify's variant that runs the oracle with the
+// image's copies of its outputs hidden: a reference that then fails
+// copies the answer rather than computes it.
+const VerifyHidden = "oracle-hidden"
+
 // VerifyAttackPrefix starts the names of task verify's variants that play a
 // reward hack in place of the agent: "attack-" and the hack's name.
 const VerifyAttackPrefix = "attack-"

@@ -144,6 +144,11 @@ type Variant struct {
 	// verify's check of an oracle that needs the wait); suite files cannot
 	// set it.
 	NoSettle bool `json:"no_settle,omitempty"`
+	// HideAnswers runs the oracle with each file of the image that holds
+	// the bytes of an output of the traced oracle's moved away, and put
+	// back before the grade (task verify's check of a reference that
+	// copies the answer); suite files cannot set it.
+	HideAnswers bool `json:"hide_answers,omitempty"`
 	// Patch makes the oracle apply solution/reference.patch whatever else
 	// the task's solution has (task verify's check of the patch); suite
 	// files cannot set it.
