@@ -189,7 +189,9 @@ func TestEnsureImageBuildLogIsText(t *testing.T) {
 	d := newTestEngine(t)
 	requireBaseImage(t, d)
 	marker := "marker-" + randomHex(4)
-	dir := envDir(t, "FROM "+baseImage+"\nRUN printf '\\033[91mred\\033[0m\\n' && echo "+marker+" >&2 && exit 4\n", nil)
+	// Both on stderr, in order: the engine's stream may put a stdout line
+	// after a later stderr one.
+	dir := envDir(t, "FROM "+baseImage+"\nRUN printf '\\033[91mred\\033[0m\\n' >&2 && echo "+marker+" >&2 && exit 4\n", nil)
 	logPath := filepath.Join(t.TempDir(), "build.log")
 
 	_, err := d.EnsureImage(context.Background(), BuildSpec{Name: testImageName(t), ContextDir: dir, LogPath: logPath})
