@@ -18,13 +18,14 @@ func OneLine(s string, n int) string {
 	}
 	words := strings.Split(s, " ")
 	var kept, after []string
-	size := 0
+	size, cut := 0, false
 	for i, w := range words {
 		if size+len(w) <= n-1 || size < n-1 && isPath(w) {
 			kept = append(kept, w)
 			size += len(w) + 1
 			continue
 		}
+		cut = true
 		if len(kept) == 0 {
 			// One long word: its start.
 			kept = append(kept, w[:n-1])
@@ -45,6 +46,11 @@ func OneLine(s string, n int) string {
 	}
 	if len(after) > 2 {
 		after = after[len(after)-2:]
+	}
+	if !cut {
+		// Every word kept: a path over the length is whole, and nothing
+		// was left out.
+		return strings.Join(kept, " ")
 	}
 	out := strings.Join(kept, " ") + "…"
 	if len(after) > 0 {

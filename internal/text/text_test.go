@@ -25,6 +25,8 @@ func TestOneLine(t *testing.T) {
 			"changed (/logs/r.txt created; /logs/r.txt modified; /logs/s.txt written; /logs/s.txt read)", 30,
 			"changed (/logs/r.txt created;… /logs/s.txt"},
 		{"one long word", strings.Repeat("x", 30), 10, "xxxxxxxxx…"},
+		{"a path that ends the line over the length is whole, and nothing is said cut", "failed: see (/tmp/results/20261205/grader.log)", 25,
+			"failed: see (/tmp/results/20261205/grader.log)"},
 		{"a path in parentheses after the cut is the path alone", long + "(/r/t__nop__1/grader.log)", 20,
 			"word word word word… /r/t__nop__1/grader.log"},
 	}
