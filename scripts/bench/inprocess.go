@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/flightdeck/flightdeck/internal/files"
 	"github.com/flightdeck/flightdeck/runner"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -32,11 +33,19 @@ func (b *bench) runInProcess(ctx context.Context, suiteFile, resultsDir string, 
 	if err != nil {
 		return nil, fmt.Errorf("prepare %s: %w", suiteFile, err)
 	}
+	// The binary's build digest: a result is reused only by the build
+	// that got it, and the cached rerun in process reads what the
+	// binary's runs left.
+	build, err := files.SHA256(b.bin)
+	if err != nil {
+		return nil, fmt.Errorf("digest %s: %w", b.bin, err)
+	}
 	r := &runner.Runner{
-		Open:     func(context.Context) (sandbox.Engine, error) { return b.eng, nil },
-		Progress: progress,
-		Version:  "bench",
-		Owner:    sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()},
+		Open:        func(context.Context) (sandbox.Engine, error) { return b.eng, nil },
+		Progress:    progress,
+		Version:     "bench",
+		Owner:       sandbox.Owner{UID: os.Getuid(), GID: os.Getgid()},
+		BuildDigest: build,
 	}
 	rec, err := r.Run(ctx, req)
 	wall := time.Since(start)
