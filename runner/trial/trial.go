@@ -375,7 +375,13 @@ func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) 
 	return a.phase(PhaseResult, func() error {
 		a.finish(last, final, ev)
 		if a.res.Outcome == grader.OutcomeFailed && a.res.Error == "" && gradedDir != "" {
-			a.res.Cause = joinCause(agentCause(a.t.Variant, last, gradedDir), failureCause(final.Summary, gradedDir))
+			why := ""
+			if a.replay == nil {
+				// A regrade's agent.log is the replay's, not the recorded
+				// agent's: its exit code has no line here.
+				why = agentCause(a.t.Variant, last, gradedDir)
+			}
+			a.res.Cause = joinCause(why, failureCause(final.Summary, gradedDir))
 		}
 		return nil
 	})
