@@ -10,6 +10,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/text"
+	"github.com/flightdeck/flightdeck/runner/agent"
 	"github.com/flightdeck/flightdeck/runner/harbor"
 	"github.com/flightdeck/flightdeck/runner/results"
 	"github.com/flightdeck/flightdeck/runner/suite"
@@ -160,8 +161,8 @@ func workdirRefusal(task *tasks.Task, src string, from *results.Result) *suite.R
 	if err != nil {
 		return &suite.Refusal{File: patch, Rule: "the work dir is rebuilt from the recorded diff.patch, which cannot be read: " + err.Error()}
 	}
-	if i := strings.Index(string(data), "\n[flightdeck: "); i >= 0 {
-		return &suite.Refusal{File: patch, Rule: "the recorded diff.patch is incomplete (" + strings.TrimSpace(string(data[i:])) + "): the work dir cannot be rebuilt whole"}
+	if cut := agent.PatchCut(data); cut != "" {
+		return &suite.Refusal{File: patch, Rule: "the recorded diff.patch is incomplete (" + cut + "): the work dir cannot be rebuilt whole"}
 	}
 	return nil
 }

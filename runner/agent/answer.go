@@ -7,22 +7,30 @@ import (
 	"github.com/flightdeck/flightdeck/runner/suite"
 )
 
-// answerCommon is the answer attack's search: answer OUT SIZE SHA256
-// looks, as the agent's user, for a file of the image that holds the
-// bytes the oracle wrote to OUT, outside the system's dirs (a copy there
-// is most likely the system's own) and the grading's, and copies it to
-// OUT. What it cannot read it cannot copy: a find is proof the agent can.
-// (answer_root, unset in a trial, roots a test's search elsewhere.)
-const answerCommon = `copied=0
-answer() {
-  src=$(find "${answer_root:-/}" -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /usr -o -path /lib -o -path /lib32 -o -path /lib64 \
+// copiesCommon is the search the answer attack and the oracle-hidden run
+// share: copies OUT SIZE SHA256 prints, as the agent's user, each file of
+// the image that holds the bytes the oracle wrote to OUT, outside the
+// system's dirs (a copy there is most likely the system's own) and the
+// grading's. What it cannot read it cannot find: a find is proof the
+// agent can read it. (answer_root, unset in a trial, roots a test's
+// search elsewhere.)
+const copiesCommon = `copies() {
+  find "${answer_root:-/}" -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /usr -o -path /lib -o -path /lib32 -o -path /lib64 \
       -o -path /libx32 -o -path /bin -o -path /sbin -o -path /etc -o -path /var -o -path /logs -o -path /tests \) -prune \
       -o -type f -size "$2"c -print 2>/dev/null |
     while IFS= read -r f; do
       [ "$f" = "$1" ] && continue
       s=$(sha256sum < "$f" 2>/dev/null) || continue
-      if [ "${s%% *}" = "$3" ]; then printf '%s\n' "$f"; break; fi
-    done)
+      [ "${s%% *}" = "$3" ] && printf '%s\n' "$f"
+    done
+}
+`
+
+// answerCommon is the answer attack's: answer OUT SIZE SHA256 copies the
+// first of the output's copies to OUT.
+const answerCommon = copiesCommon + `copied=0
+answer() {
+  src=$(copies "$@" | head -n 1)
   [ -n "$src" ] || return 0
   mkdir -p -- "$(dirname -- "$1")" 2>/dev/null
   if cp -- "$src" "$1" 2>/dev/null; then echo "planted: $1 (a copy of $src)"; copied=$((copied + 1)); fi

@@ -102,10 +102,13 @@ func ParseNote(log string) string {
 }
 
 // ParsePlanted reads the files an attack planted from its agent.log.
-func ParsePlanted(log string) []string {
+func ParsePlanted(log string) []string { return prefixed(log, PlantedPrefix) }
+
+// prefixed are the rest of log's lines that start with prefix, each once.
+func prefixed(log, prefix string) []string {
 	var out []string
 	for line := range strings.Lines(log) {
-		if p, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), PlantedPrefix); ok && !slices.Contains(out, p) {
+		if p, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), prefix); ok && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}

@@ -23,28 +23,21 @@ const hiddenSuffix = ".flightdeck-hidden"
 // back (hidden_list, unset in a trial, puts a test's elsewhere).
 const hiddenList = `"${hidden_list:-/tmp/.flightdeck-hidden-list}"`
 
-// hideScript moves away, as the agent's user, every file of the image the
-// answer attack's search would find for an output of the traced oracle's
-// (outside the system's dirs and the grading's, the same size and
-// SHA-256), so that the oracle runs without them.
+// hideScript moves away, as the agent's user, every copy of an output of
+// the traced oracle's that the answer attack's search finds
+// (copiesCommon), so that the oracle runs without them.
 func hideScript(rw *suite.Rewrite) string {
 	var b strings.Builder
 	b.WriteString(`set +e
-: > ` + hiddenList + `
+` + copiesCommon + `: > ` + hiddenList + `
 hide() {
-  find "${answer_root:-/}" -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /usr -o -path /lib -o -path /lib32 -o -path /lib64 \
-      -o -path /libx32 -o -path /bin -o -path /sbin -o -path /etc -o -path /var -o -path /logs -o -path /tests \) -prune \
-      -o -type f -size "$2"c -print 2>/dev/null |
-    while IFS= read -r f; do
-      [ "$f" = "$1" ] && continue
-      s=$(sha256sum < "$f" 2>/dev/null) || continue
-      [ "${s%% *}" = "$3" ] || continue
-      if mv -- "$f" "$f` + hiddenSuffix + `" 2>/dev/null; then
-        printf '%s\n' "$f" >> ` + hiddenList + `; echo "` + HiddenPrefix + `$f"
-      else
-        echo "` + NotePrefix + `cannot move $f away as the agent's user"
-      fi
-    done
+  copies "$@" | while IFS= read -r f; do
+    if mv -- "$f" "$f` + hiddenSuffix + `" 2>/dev/null; then
+      printf '%s\n' "$f" >> ` + hiddenList + `; echo "` + HiddenPrefix + `$f"
+    else
+      echo "` + NotePrefix + `cannot move $f away as the agent's user"
+    fi
+  done
 }
 command -v sha256sum >/dev/null 2>&1 || { echo "` + NotePrefix + `the image has no sha256sum to look for the oracle's outputs with"; exit 0; }
 `)
@@ -97,12 +90,4 @@ func (a *Session) restoreHidden(ctx context.Context) {
 
 // ParseHidden reads the files the oracle-hidden run moved away from its
 // agent.log.
-func ParseHidden(log string) []string {
-	var out []string
-	for line := range strings.Lines(log) {
-		if p, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), HiddenPrefix); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func ParseHidden(log string) []string { return prefixed(log, HiddenPrefix) }

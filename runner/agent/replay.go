@@ -46,9 +46,9 @@ func (r Replay) Run(ctx context.Context, s *Session, _ string) (Result, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return recorded, s.note("regrade: the recorded trial changed nothing in the work dir (" + r.Patch + " is empty)\n")
 	}
-	if bytes.Contains(data, []byte("\n[flightdeck: ")) {
+	if cut := PatchCut(data); cut != "" {
 		return Result{}, fmt.Errorf("%w: %s was recorded incomplete (%s), so the work dir cannot be rebuilt whole",
-			ErrNotReplayed, r.Patch, lastLine(string(data)))
+			ErrNotReplayed, r.Patch, cut)
 	}
 	if s.Container == "" {
 		return Result{}, fmt.Errorf("%w: no container to rebuild the work dir in", ErrNotReplayed)

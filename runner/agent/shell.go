@@ -144,6 +144,20 @@ func ShellTestsDirs(t *suite.Trial) (tests, rewards string) {
 	return path.Join(grader.NativeTaskDir, "tests"), grader.NativeRewardDir
 }
 
+// PatchCut is the note a run ends a diff.patch with when it could not
+// record the whole change (runner/trial's evidence: "[flightdeck: patch
+// cut at 32 MiB]"), or "" when the patch is whole.
+func PatchCut(patch []byte) string {
+	i := bytes.Index(patch, []byte(patchCutMark))
+	if i < 0 {
+		return ""
+	}
+	return strings.TrimSpace(string(patch[i:]))
+}
+
+// patchCutMark starts that note.
+const patchCutMark = "\n[flightdeck: "
+
 // PatchPath is where a shell finds the trial's diff.patch.
 const PatchPath = "/tmp/flightdeck-trial/diff.patch"
 
@@ -174,7 +188,7 @@ else echo "neither git nor patch is in the image"; exit 127; fi`
 	out, _ := os.ReadFile(log)
 	said := strings.TrimSpace(string(out))
 	cut := ""
-	if bytes.Contains(data, []byte("\n[flightdeck: ")) {
+	if PatchCut(data) != "" {
 		cut = "; the run recorded it incomplete, so the work dir is not whole"
 	}
 	if res.ExitCode != 0 {
