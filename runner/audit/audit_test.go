@@ -65,6 +65,14 @@ func TestAuditChecks(t *testing.T) {
 	unbuilt := &results.Result{Outcome: grader.OutcomeTaskError, Error: "image of x: build failed at step 2",
 		Phases: []results.Phase{{Name: "image", Error: "image of x: build failed at step 2"}}}
 	errNoImage := errors.New("no trial recorded the task's image")
+	// A task whose solve.sh names the answer's file.
+	copier := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(copier, "solution"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(copier, "solution", "solve.sh"), []byte("cp /opt/expected.txt /app/out.txt\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		in    Input
@@ -142,17 +150,17 @@ func TestAuditChecks(t *testing.T) {
 			Attacks: []AttackRun{{Name: "answer", Result: &results.Result{Outcome: grader.OutcomeInfraError}, Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}}},
 			CheckLeaks, Fail, outputLeak},
 		{"the oracle with the answer moved away still passes: the reference computes it", Input{Oracle: []*results.Result{pass}, Nop: fail,
-			Leaks:   []string{outputLeak + "; solution/solve.sh names /opt/expected.txt: the reference may copy the answer"},
+			Dir: copier, Leaks: []string{outputLeak},
 			Attacks: []AttackRun{{Name: "answer", Result: copied(1), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}},
 			Hidden:  hiddenRun(1), HiddenFiles: []string{"/opt/expected.txt"}}, CheckLeaks, Fail,
 			outputLeak + " (proven: an empty attempt that copies it scores 1 where nop scores 0; logs: t__attack-answer__1); the reference computes it: with /opt/expected.txt moved away the oracle still scores 1 (logs: t__oracle-hidden__1)"},
 		{"the oracle with the answer moved away fails: the reference copies it", Input{Oracle: []*results.Result{pass}, Nop: fail,
-			Leaks:   []string{outputLeak + "; solution/solve.sh names /opt/expected.txt: the reference may copy the answer"},
+			Dir: copier, Leaks: []string{outputLeak},
 			Attacks: []AttackRun{{Name: "answer", Result: copied(1), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}},
 			Hidden:  hiddenRun(0), HiddenFiles: []string{"/opt/expected.txt"}}, CheckLeaks, Fail,
 			"(proven: an empty attempt that copies it scores 1 where nop scores 0; logs: t__attack-answer__1); the reference copies the answer: with /opt/expected.txt moved away the oracle scores 0 where it scores 1, so it proves nothing of the task's solvability (logs: t__oracle-hidden__1)"},
 		{"an answer the oracle-hidden run could not move keeps the guess", Input{Oracle: []*results.Result{pass}, Nop: fail,
-			Leaks:   []string{outputLeak + "; solution/solve.sh names /opt/expected.txt: the reference may copy the answer"},
+			Dir: copier, Leaks: []string{outputLeak},
 			Attacks: []AttackRun{{Name: "answer", Result: copied(1), Planted: []string{"/app/out.txt (a copy of /opt/expected.txt)"}}},
 			Hidden:  hiddenRun(0)}, CheckLeaks, Fail, "solution/solve.sh names /opt/expected.txt"},
 		{"a copy against a verifier the oracle cannot pass proves nothing", Input{Oracle: []*results.Result{fail}, Nop: fail,

@@ -62,11 +62,7 @@ func taskLeaks(ctx context.Context, eng sandbox.Engine, runID string, t *tasks.T
 			leaks = append(leaks, fmt.Sprintf("%s is in the image at %s", src, f.path))
 		}
 		if out, ok := outputs[f.sum]; ok && f.path != out.path && !systemPath(f.path) {
-			l := fmt.Sprintf("the oracle's output %s is in the image at %s: the answer is where the agent can read it", out.path, f.path)
-			if solutionNames(t, f.path) {
-				l += fmt.Sprintf("; solution/solve.sh names %s: the reference may copy the answer rather than compute it, and proves nothing of the task's solvability", f.path)
-			}
-			leaks = append(leaks, l)
+			leaks = append(leaks, fmt.Sprintf("the oracle's output %s is in the image at %s: the answer is where the agent can read it", out.path, f.path))
 		}
 	}
 	return leaks, nil
@@ -128,8 +124,9 @@ func scanImage(ctx context.Context, eng sandbox.Engine, runID, image string, siz
 	return files, nil
 }
 
-// solutionNames reports whether solution/solve.sh names a path.
-func solutionNames(t *tasks.Task, p string) bool {
-	data, err := os.ReadFile(t.Path("solution", "solve.sh"))
+// solutionNames reports whether the solution/solve.sh of the task in dir
+// names a path.
+func solutionNames(dir, p string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "solution", "solve.sh"))
 	return err == nil && bytes.Contains(data, []byte(p))
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flightdeck/flightdeck/grader"
 	"github.com/flightdeck/flightdeck/internal/vtrace"
+	"github.com/flightdeck/flightdeck/runner/results"
 )
 
 // Grading is what the oracle's graded runs say of the hidden files, for
@@ -208,19 +209,18 @@ func NewFiles(patch string) map[string][]byte {
 	return out
 }
 
-// solveNames is the hint imagescan adds to a leak when solve.sh names the
-// file: a guess, which the oracle-hidden run settles when it ran.
-const solveNames = "; solution/solve.sh names "
-
-// referenceCopies settles, from the oracle run with src moved away,
-// whether the reference copies the answer at src (a finding of its own,
-// returned third) or computes it (said after the leak, returned second).
-// Either way the leak, l, loses the guess from solve.sh's text (returned
-// first). With no such run, or src not moved, l is as it was.
-func referenceCopies(l, src string, in Input) (string, string, string) {
+// referenceCopies says whether the reference copies the answer at src,
+// from the oracle run with src moved away: a finding of its own (returned
+// second) when it then scores less, a note on the leak (returned first)
+// when it still scores. Without that run (or with src not moved), a
+// solve.sh that names src is said as a possibility.
+func referenceCopies(src string, in Input) (string, string) {
 	h := in.Hidden
 	if h == nil || !slices.Contains(in.HiddenFiles, src) || h.Outcome.Ungraded() {
-		return l, "", ""
+		if solutionNames(in.Dir, src) {
+			return fmt.Sprintf("; solution/solve.sh names %s: the reference may copy the answer rather than compute it, and proves nothing of the task's solvability", src), ""
+		}
+		return "", ""
 	}
 	best := 0.0
 	for _, r := range in.Oracle {
@@ -232,13 +232,10 @@ func referenceCopies(l, src string, in Input) (string, string, string) {
 	if h.Reward != nil {
 		got = *h.Reward
 	}
-	if i := strings.Index(l, solveNames); i >= 0 {
-		l = l[:i]
-	}
 	if got >= best {
-		return l, fmt.Sprintf("; the reference computes it: with %s moved away the oracle still scores %g (logs: %s)", src, got, h.Trial), ""
+		return fmt.Sprintf("; the reference computes it: with %s moved away the oracle still scores %g (logs: %s)", src, got, h.Trial), ""
 	}
-	return l, "", fmt.Sprintf("the reference copies the answer: with %s moved away the oracle scores %s where it scores %g, so it proves nothing of the task's solvability (logs: %s)",
+	return "", fmt.Sprintf("the reference copies the answer: with %s moved away the oracle scores %s where it scores %g, so it proves nothing of the task's solvability (logs: %s)",
 		src, rewardText(h), best, h.Trial)
 }
 
@@ -255,18 +252,16 @@ func copiedAnswers(leaks []string, in Input) (stand, inputs []string) {
 			answer = &in.Attacks[i]
 		}
 	}
-	if answer == nil {
-		return leaks, nil
-	}
-	r := answer.Result
-	if r == nil || r.Outcome == grader.OutcomeInfraError || !oracleBeatsNop(in.Oracle, in.Nop) {
-		return leaks, nil
+	// The attack's verdict counts when it finished against a verifier the
+	// oracle passes.
+	var r *results.Result
+	if answer != nil && answer.Result != nil && answer.Result.Outcome != grader.OutcomeInfraError && oracleBeatsNop(in.Oracle, in.Nop) {
+		r = answer.Result
 	}
 	floor := 0.0
 	if in.Nop != nil && in.Nop.Reward != nil {
 		floor = *in.Nop.Reward
 	}
-	won := r.Reward != nil && *r.Reward > floor
 	for _, l := range leaks {
 		rest, ok := strings.CutPrefix(l, "the oracle's output ")
 		if !ok {
@@ -275,20 +270,21 @@ func copiedAnswers(leaks []string, in Input) (stand, inputs []string) {
 		}
 		out, rest, _ := strings.Cut(rest, " is in the image at ")
 		src, _, _ := strings.Cut(rest, ":")
-		if !slices.Contains(answer.Planted, out+" (a copy of "+src+")") {
-			stand = append(stand, l)
+		copiedIt := r != nil && slices.Contains(answer.Planted, out+" (a copy of "+src+")")
+		won := copiedIt && r.Reward != nil && *r.Reward > floor
+		if copiedIt && !won {
+			inputs = append(inputs, fmt.Sprintf("%s (holds the bytes the oracle writes to %s, but an empty attempt that copies it scores %s: the reward needs the work; logs: %s)",
+				src, out, rewardText(r), r.Trial))
 			continue
 		}
 		if won {
-			l, computes, copies := referenceCopies(l, src, in)
-			stand = append(stand, fmt.Sprintf("%s (proven: an empty attempt that copies it scores %g where nop scores %g; logs: %s)%s", l, *r.Reward, floor, r.Trial, computes))
-			if copies != "" {
-				stand = append(stand, copies)
-			}
-			continue
+			l += fmt.Sprintf(" (proven: an empty attempt that copies it scores %g where nop scores %g; logs: %s)", *r.Reward, floor, r.Trial)
 		}
-		inputs = append(inputs, fmt.Sprintf("%s (holds the bytes the oracle writes to %s, but an empty attempt that copies it scores %s: the reward needs the work; logs: %s)",
-			src, out, rewardText(r), r.Trial))
+		note, copies := referenceCopies(src, in)
+		stand = append(stand, l+note)
+		if copies != "" {
+			stand = append(stand, copies)
+		}
 	}
 	return stand, inputs
 }
