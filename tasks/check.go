@@ -89,7 +89,7 @@ func Check(dir string) []Finding {
 // too when they are errors: unknown keys, scripts bash cannot parse, an
 // empty instruction.
 func authorSlips(dir string) []Finding {
-	out := checkKeys(dir)
+	out := UnknownKeys(dir)
 	out = append(out, checkScripts(dir)...)
 	return append(out, checkInstructions(dir)...)
 }
@@ -199,10 +199,7 @@ func finding(dir, file string, line int, sev, rule, format string, args ...any) 
 // flightdeck knows: errors in flightdeck's tables, where nothing else reads
 // a key, warnings elsewhere, since Harbor ignores them and a Harbor task
 // must still run (a run says them, since a misspelt key's default applies).
-func UnknownKeys(dir string) []Finding { return checkKeys(dir) }
-
-// checkKeys is UnknownKeys.
-func checkKeys(dir string) []Finding {
+func UnknownKeys(dir string) []Finding {
 	src, err := readRegular(filepath.Join(dir, TaskFile))
 	if err != nil {
 		return nil // reported by the layout checks

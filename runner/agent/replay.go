@@ -29,8 +29,9 @@ type Replay struct {
 }
 
 // ErrNotReplayed marks a recorded trial's work that could not be rebuilt
-// in the work dir of the task as it is now: its patch was recorded cut
-// short, or it does not apply.
+// in the work dir of the task as it is now: its patch does not apply (one
+// recorded cut short is refused before the trial: runner's regrade
+// refusal).
 var ErrNotReplayed = errors.New("regrade: the recorded work could not be rebuilt")
 
 // ReplayPatchPath is where the recorded patch is put in the container.
@@ -45,10 +46,6 @@ func (r Replay) Run(ctx context.Context, s *Session, _ string) (Result, error) {
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return recorded, s.note("regrade: the recorded trial changed nothing in the work dir (" + r.Patch + " is empty)\n")
-	}
-	if cut := PatchCut(data); cut != "" {
-		return Result{}, fmt.Errorf("%w: %s was recorded incomplete (%s), so the work dir cannot be rebuilt whole",
-			ErrNotReplayed, r.Patch, cut)
 	}
 	if s.Container == "" {
 		return Result{}, fmt.Errorf("%w: no container to rebuild the work dir in", ErrNotReplayed)
