@@ -23,10 +23,10 @@ import (
 
 func runTaskShell(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "task shell", "task shell DIR [--with-solution] [--with-tests] [--user USER] [-- CMD...]",
-		"flightdeck task shell tasks/smoke/semver --with-tests\n  echo 'bash /tests/test.sh; cat /logs/verifier/reward.*' | flightdeck task shell tasks/smoke/semver --with-tests")
+		"flightdeck task shell tasks/smoke/semver --with-tests\n  echo 'cd /flightdeck/task && bash tests/test.sh; cat /flightdeck/reward/reward.*' | flightdeck task shell tasks/smoke/semver --with-tests")
 	var f runFlags
 	withSolution := fs.Bool("with-solution", false, "add solution/ where the oracle gets it")
-	withTests := fs.Bool("with-tests", false, "add tests/ at /tests (and /logs/verifier for the reward), and say how the trial would be graded")
+	withTests := fs.Bool("with-tests", false, "add tests/ and the reward dir where the task's grader has them (a Harbor task: /tests and /logs/verifier; a native one: /flightdeck/task/tests and /flightdeck/reward), and say how the trial would be graded")
 	user := fs.String("user", "", "run the shell as USER (default: the agent's user)")
 	fs.StringArrayVar(&f.imageMap, "image-map", nil, "use image TO where a task names FROM (FROM=TO); repeatable")
 	noSubstituteFlag(fs, &f)
@@ -214,7 +214,7 @@ const (
 
 func runTrialShell(ctx context.Context, env *cliEnv, args []string) int {
 	fs := newFlags(env, "trial shell", "trial shell RUN_ID TRIAL [--as agent|verifier] [-- CMD...]",
-		"flightdeck trial shell 20250130-101500-a1b2c3 semver__oracle__1 --as verifier\n  echo 'bash /tests/test.sh; cat /logs/verifier/reward.*' | flightdeck trial shell RUN_ID TRIAL --as verifier")
+		"flightdeck trial shell 20250130-101500-a1b2c3 semver__oracle__1 --as verifier\n  echo 'cd /flightdeck/task && bash tests/test.sh; cat /flightdeck/reward/reward.*' | flightdeck trial shell RUN_ID TRIAL --as verifier")
 	as := fs.String("as", asAgent, "whose shell: agent (its user) or verifier (its user, with the tests at /tests)")
 	resultsPath := fs.String("results", "", "results dir (default: the default suite's, else ./results)")
 	ids, cmd, code, done := parseShellArgs(fs, env, "trial shell RUN_ID TRIAL", args)

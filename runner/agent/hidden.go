@@ -72,7 +72,8 @@ func (a *Session) hideAnswers(ctx context.Context, run func() (Result, error)) (
 	said, _ := os.ReadFile(out)
 	if !strings.Contains(string(said), HiddenPrefix) {
 		zero := 0
-		return Result{ExitCode: &zero}, a.note(NotePrefix + "no copy of the oracle's outputs was hidden: the oracle does not run\n")
+		note := "no copy of the oracle's outputs is in the image to hide, so the oracle did not run: an empty attempt, graded; nothing to judge"
+		return Result{ExitCode: &zero, Note: note}, a.note(NotePrefix + note + "\n")
 	}
 	return run()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 
 	"github.com/flightdeck/flightdeck/sandbox"
 )
@@ -57,7 +58,8 @@ func (r Replay) Run(ctx context.Context, s *Session, _ string) (Result, error) {
 	script := `if command -v git >/dev/null 2>&1; then git apply --verbose --whitespace=nowarn "$1"
 elif command -v patch >/dev/null 2>&1; then patch -p1 --forward <"$1"
 else echo "neither git nor patch is in the image" >&2; exit 127; fi`
-	res, failed, err := s.exec(ctx, "regrade: apply "+r.Patch, []string{"sh", "-c", script, "apply", ReplayPatchPath}, nil, "")
+	out := filepath.Join(s.Scratch, "replay.out")
+	res, failed, err := s.exec(ctx, "regrade: apply "+r.Patch, []string{"sh", "-c", script, "apply", ReplayPatchPath}, nil, out)
 	switch {
 	case err != nil:
 		return Result{}, fmt.Errorf("regrade: apply the recorded diff.patch: %w", err)
@@ -66,8 +68,9 @@ else echo "neither git nor patch is in the image" >&2; exit 127; fi`
 	case res.TimedOut:
 		return Result{}, fmt.Errorf("%w: applying %s ran into the agent's timeout", ErrNotReplayed, r.Patch)
 	case res.ExitCode != 0:
-		return Result{}, fmt.Errorf("%w: %s does not apply to the work dir of the task as it is now (exit %d; %s says why)",
-			ErrNotReplayed, r.Patch, res.ExitCode, s.LogPath)
+		said, _ := os.ReadFile(out)
+		return Result{}, fmt.Errorf("%w: %s does not apply to the work dir of the task as it now builds: %s (exit %d; %s)",
+			ErrNotReplayed, r.Patch, lastLine(string(said)), res.ExitCode, s.LogPath)
 	}
 	return recorded, s.note("regrade: the work dir rebuilt from " + r.Patch + "; what the agent changed outside it, and the processes it left, are not\n")
 }

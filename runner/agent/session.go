@@ -95,6 +95,10 @@ type Result struct {
 	Steps    int
 	Events   []grader.Event // the events of a replayed script
 	Replayed bool
+	// Note, when set, says what the agent's run was instead of the work it
+	// stands for (the oracle-hidden run that had nothing to hide): the
+	// trial's cause.
+	Note string
 }
 
 // Run runs the trial's agent under the session's timeout, its output in

@@ -376,6 +376,12 @@ func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) 
 		a.finish(last, final, ev)
 		if a.res.Outcome == grader.OutcomeFailed && a.res.Error == "" && gradedDir != "" {
 			why := ""
+			if last.Note != "" {
+				// The agent's own word: what its run was stands before the
+				// grade of work it did not do.
+				a.res.Cause = last.Note
+				return nil
+			}
 			if a.replay == nil {
 				// A regrade's agent.log is the replay's, not the recorded
 				// agent's: its exit code has no line here.
