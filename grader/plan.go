@@ -37,7 +37,8 @@ type plan struct {
 	live bool
 	// testsDirs: a live grade's host dirs for /tests, in order.
 	testsDirs []string
-	trace     string // the tracer's executable on the host; "": no trace
+	trace     string   // the tracer's executable on the host; "": no trace
+	empty     []string // files emptied before the grader runs (Request.Empty)
 }
 
 // harborCommand is Harbor's verifier command; its exit code is ignored.
@@ -55,6 +56,7 @@ func newPlan(req Request) (*plan, error) {
 		logPath:   filepath.Join(req.TrialDir, LogFile),
 		owner:     req.Owner,
 		trace:     req.Trace,
+		empty:     req.Empty,
 	}
 	if req.TrialID != "" {
 		p.what = req.TrialID

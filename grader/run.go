@@ -73,6 +73,10 @@ type Request struct {
 	// grader's command runs under its tracer, which records what the
 	// verifier executes and opens in TrialDir/TraceFile.
 	Trace string
+	// Empty are files the grade empties, as root, where they exist, before
+	// the verifier runs: task verify's probe of what a verdict is compared
+	// with.
+	Empty []string
 }
 
 // HarborVerifier is what a grade with Harbor's verifier (test.sh in
@@ -249,6 +253,12 @@ func (p *plan) run(ctx context.Context, eng sandbox.Engine, g *Grade) (err error
 // requests from earlier ones.
 func (p *plan) grade(ctx context.Context, eng sandbox.Engine, id string, since time.Time, g *Grade) error {
 	c := sandbox.Container{ID: id}
+	if len(p.empty) > 0 {
+		cmd := append([]string{"sh", "-c", `for f; do [ -f "$f" ] && : > "$f"; done; exit 0`, "empty"}, p.empty...)
+		if err := rootExec(ctx, eng, id, cmd); err != nil {
+			return fmt.Errorf("empty the files the probe alters in %s: %w", p.what, err)
+		}
+	}
 	if p.trace != "" {
 		if err := p.startTrace(ctx, eng, id); err != nil {
 			return err

@@ -80,6 +80,11 @@ func main() {
 		// the tracer of task verify's traced oracle (internal/vtrace).
 		os.Exit(vtrace.Main(os.Args[2:], os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == vtrace.WatchCommand {
+		// The same, copied into an agent's container, as the watcher of
+		// what task verify's oracle-hidden run's oracle opens.
+		os.Exit(vtrace.WatchMain(os.Args[2:], os.Stderr))
+	}
 	// A signal cancels ctx; one that comes again makes cleanup hurry, and
 	// none ends a command before its cleanup is done (signals.go).
 	in, ctx, hurry, release := watchSignals(os.Stderr, cleansUp(os.Args[1:]))

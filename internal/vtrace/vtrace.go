@@ -199,3 +199,78 @@ func scriptPath(e Event) string {
 	}
 	return path.Clean(s)
 }
+
+// maxData caps the files DataFiles lists: the probe that alters them is
+// one trial whatever their number.
+const maxData = 20
+
+// DataFiles are the files the events show the verifier reading as data
+// only, that the agent's image may hold: opened for reading, never
+// executed, loaded as code or written by the verifier, outside Skip and
+// /var, and not in exclude (the oracle's own work). Left out too, as the
+// files of code rather than what a verifier compares with: anything
+// under a top-level directory (/opt/venv, /app) from which the verifier
+// ran code outside Skip, inside a hidden directory (a cache, a tool's
+// config) or a package tree, and compiled code. In the order first
+// opened, at most maxData.
+func DataFiles(events []Event, exclude func(string) bool) []string {
+	codeTops := map[string]bool{}
+	for _, tg := range Targets(events, nil) {
+		codeTops[topDir(tg.Path)] = true
+	}
+	written := map[string]bool{}
+	for _, e := range events {
+		if e.Op == "open" && e.Write {
+			written[path.Clean(e.Path)] = true
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range events {
+		p := path.Clean(e.Path)
+		if e.Op != "open" || e.Write || seen[p] || !path.IsAbs(p) {
+			continue
+		}
+		seen[p] = true
+		if written[p] || Skip(p) || p == "/var" || strings.HasPrefix(p, "/var/") || codeTops[topDir(p)] ||
+			(exclude != nil && exclude(p)) || Use(events, p) != "data" || packaged(p) {
+			continue
+		}
+		out = append(out, p)
+		if len(out) == maxData {
+			break
+		}
+	}
+	return out
+}
+
+// topDir is the first two components of p's directory: /opt/venv of
+// /opt/venv/lib/x.py, /app of /app/x.
+func topDir(p string) string {
+	parts := strings.SplitN(strings.TrimPrefix(path.Dir(p), "/"), "/", 3)
+	if len(parts) > 2 {
+		parts = parts[:2]
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
+// packaged reports whether p is a file of installed or compiled code, or
+// sits in a hidden directory: none is an answer a verifier reads.
+func packaged(p string) bool {
+	dirs := strings.Split(path.Dir(p), "/")
+	for _, d := range dirs {
+		switch {
+		case strings.HasPrefix(d, "."),
+			d == "site-packages", d == "dist-packages", d == "node_modules", d == "__pycache__",
+			strings.HasSuffix(d, ".dist-info"), strings.HasSuffix(d, ".egg-info"):
+			return true
+		}
+	}
+	base := path.Base(p)
+	for _, ext := range []string{".pyc", ".pyo", ".so", ".pth", ".a", ".o", ".class", ".jar"} {
+		if strings.HasSuffix(base, ext) {
+			return true
+		}
+	}
+	return strings.Contains(base, ".so.")
+}

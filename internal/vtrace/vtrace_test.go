@@ -119,3 +119,58 @@ func TestUse(t *testing.T) {
 		assert.Equal(t, want, Use(events, file), file)
 	}
 }
+
+// DataFiles are what a verifier compares with, not the files of the code
+// it runs, its caches or its own writes.
+func TestDataFiles(t *testing.T) {
+	events := []Event{
+		{Op: "exec", Path: "/usr/bin/python3", Argv: []string{"python3", "/tests/check.py"}, Cwd: "/"},
+		{Op: "open", Path: "/tests/check.py"},
+		{Op: "open", Path: "/opt/task/expected.json"},
+		{Op: "open", Path: "/opt/task/expected.json"},
+		{Op: "open", Path: "/app/out.txt"},
+		{Op: "open", Path: "/srv/venv/lib/python3.11/site-packages/pkg/__init__.py"},
+		{Op: "open", Path: "/srv/venv/share/data.txt"},
+		{Op: "open", Path: "/root/.cache/uv/wheel.json"},
+		{Op: "open", Path: "/data/lib/_speedups.cpython-311.so"},
+		{Op: "open", Path: "/data/answers.txt"},
+		{Op: "open", Path: "/data/made.txt", Write: true},
+		{Op: "open", Path: "/data/made.txt"},
+		{Op: "open", Path: "/etc/passwd"},
+		{Op: "open", Path: "/var/cache/x"},
+		{Op: "open", Path: "/tmp/.flightdeck-vtrace/x"},
+	}
+	oracleWrote := func(p string) bool { return p == "/app/out.txt" }
+	assert.Equal(t, []string{"/opt/task/expected.json", "/data/answers.txt"}, DataFiles(events, oracleWrote))
+
+	// Code the verifier runs from /app makes /app's data that code's own.
+	events = append(events, Event{Op: "open", Path: "/app/main.py"}, Event{Op: "open", Path: "/app/config.txt"})
+	assert.NotContains(t, DataFiles(events, oracleWrote), "/app/config.txt")
+}
+
+// The watcher reports the files opened while its command ran, and only
+// those, and exits with the command's code.
+func TestWatch(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the watcher runs on linux only")
+	}
+	dir := t.TempDir()
+	read, unread := filepath.Join(dir, "read.txt"), filepath.Join(dir, "unread.txt")
+	require.NoError(t, os.WriteFile(read, []byte("x\n"), 0o644))
+	require.NoError(t, os.WriteFile(unread, []byte("y\n"), 0o644))
+	out := filepath.Join(dir, "opened")
+	var stderr bytes.Buffer
+	// Read once before: a cached read is an open all the same.
+	_, err := os.ReadFile(read)
+	require.NoError(t, err)
+	code := WatchMain([]string{out, read, unread, filepath.Join(dir, "missing"), "--", "sh", "-c", "cat " + read + " >/dev/null; exit 4"}, &stderr)
+	assert.Equal(t, 4, code, stderr.String())
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, read+"\n", string(got))
+	// A second run appends.
+	assert.Equal(t, 0, WatchMain([]string{out, unread, "--", "cat", unread}, &stderr))
+	got, _ = os.ReadFile(out)
+	assert.Equal(t, read+"\n"+unread+"\n", string(got))
+	assert.Equal(t, 2, WatchMain([]string{out, "--"}, &stderr))
+}

@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	fsfiles "github.com/flightdeck/flightdeck/internal/files"
+
+	"github.com/flightdeck/flightdeck/internal/vtrace"
 	"github.com/flightdeck/flightdeck/runner/suite"
 	"github.com/flightdeck/flightdeck/sandbox"
 )
@@ -56,8 +61,9 @@ rm -f ` + hiddenList
 
 // hideAnswers runs the oracle (run) with the image's copies of its
 // outputs moved away, and puts them back before the grade, whatever the
-// oracle did. When nothing was hidden, the oracle does not run: the trial
-// then shows nothing, and says so.
+// oracle did. When nothing was hidden it probes instead what the verdict
+// is compared with (alterData); with nothing to hide or alter, the oracle
+// does not run: the trial then shows nothing, and says so.
 func (a *Session) hideAnswers(ctx context.Context, run func() (Result, error)) (Result, error) {
 	out := filepath.Join(a.Scratch, "hide.out")
 	res, failed, err := a.exec(ctx, "oracle-hidden: move away the image's copies of the oracle's outputs",
@@ -70,13 +76,140 @@ func (a *Session) hideAnswers(ctx context.Context, run func() (Result, error)) (
 		return Result{ExitCode: &res.ExitCode, TimedOut: res.TimedOut, Failed: failed}, nil
 	}
 	said, _ := os.ReadFile(out)
-	if !strings.Contains(string(said), HiddenPrefix) {
-		zero := 0
-		note := "no copy of the oracle's outputs is in the image to hide, so the oracle did not run: an empty attempt, graded; nothing to judge"
-		return Result{ExitCode: &zero, Note: note}, a.note(NotePrefix + note + "\n")
+	if strings.Contains(string(said), HiddenPrefix) {
+		return run()
 	}
-	return run()
+	if a.Trial.Rewrite != nil && len(a.Trial.Rewrite.Data) > 0 {
+		return a.alterData(ctx, a.Trial.Rewrite.Data, run)
+	}
+	zero := 0
+	note := "no copy of the oracle's outputs is in the image to hide, and the verifier reads no file of the image as data to alter, so the oracle did not run: an empty attempt, graded; nothing to judge"
+	return Result{ExitCode: &zero, Note: note}, a.note(NotePrefix + note + "\n")
 }
+
+// AlteredPrefix starts each line the oracle-hidden run prints for a file
+// the grade empties; ReadPrefix each one for a file the oracle read, which
+// is left as it is (an input the oracle and the verifier share).
+const (
+	AlteredPrefix = "altered: "
+	ReadPrefix    = "read by the oracle: "
+)
+
+// alterData is the probe of an answer the image holds in another form than
+// the oracle's output (a hash, another format): of the files the traced
+// verifier read as data, those the agent can read and the oracle does not
+// open (a watcher of opens, around each of its commands, tells) are
+// emptied at the grade. A verdict that then falls is compared with a file
+// the agent can read; a file the oracle opens is an input, left alone.
+func (a *Session) alterData(ctx context.Context, files []string, run func() (Result, error)) (Result, error) {
+	readable := filepath.Join(a.Scratch, "readable.out")
+	args := append([]string{"sh", "-c", readableScript, "readable"}, files...)
+	if _, _, err := a.exec(ctx, "oracle-hidden: the files the verifier reads as data that the agent can read", args, nil, readable); err != nil {
+		return Result{}, fmt.Errorf("list the files the agent can read: %w", err)
+	}
+	files = lines(readable)
+	if len(files) == 0 {
+		return run()
+	}
+	if a.Tracer == "" {
+		_ = a.note(NotePrefix + "no watcher of what the oracle opens (flightdeck's executable was not found), so nothing is altered\n")
+		return run()
+	}
+	if err := a.copyWatcher(ctx); err != nil {
+		return Result{}, err
+	}
+	defer a.root(context.WithoutCancel(ctx), []string{"rm", "-rf", "--", watchDir}, "")
+	opened := path.Join(watchDir, "opened")
+	a.wrap = append(append([]string{path.Join(watchDir, watchExe), vtrace.WatchCommand, opened}, files...), "--")
+	res, err := run()
+	a.wrap = nil
+	if err != nil {
+		return res, err
+	}
+	openedOut := filepath.Join(a.Scratch, "opened.out")
+	if err := a.root(ctx, []string{"cat", "--", opened}, openedOut); err != nil {
+		_ = a.note(NotePrefix + "the watcher recorded nothing of what the oracle opened (" + err.Error() + "), so nothing is altered\n")
+		return res, nil
+	}
+	read := lines(openedOut)
+	var said strings.Builder
+	for _, f := range files {
+		if slices.Contains(read, f) {
+			said.WriteString(ReadPrefix + f + "\n")
+			continue
+		}
+		said.WriteString(AlteredPrefix + f + "\n")
+		res.EmptyAtGrade = append(res.EmptyAtGrade, f)
+	}
+	if len(res.EmptyAtGrade) > 0 {
+		res.Note = "the oracle ran, and its grade emptied " + strings.Join(res.EmptyAtGrade, ", ") +
+			" first (files the verifier reads as data and the oracle does not open): the probe of what the verdict is compared with"
+	}
+	return res, a.note(said.String())
+}
+
+// Where the watcher goes in the agent's container, under its name
+// (flightdeck's executable dispatches on its first argument).
+const (
+	watchDir = "/tmp/.flightdeck-watch"
+	watchExe = "flightdeck"
+)
+
+// copyWatcher copies flightdeck's executable into watchDir, which every
+// user may write: the watcher writes there as the agent's user.
+func (a *Session) copyWatcher(ctx context.Context) error {
+	tmp, err := os.MkdirTemp("", "flightdeck-watch-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	exe := filepath.Join(tmp, watchExe)
+	if os.Link(a.Tracer, exe) != nil {
+		if err := fsfiles.CopyFile(a.Tracer, exe, 0o755); err != nil {
+			return fmt.Errorf("ready the watcher %s: %w", a.Tracer, err)
+		}
+	}
+	if err := a.Engine.CopyIn(ctx, a.Container, tmp, watchDir, sandbox.Owner{}); err != nil {
+		return fmt.Errorf("copy the watcher into the agent's container: %w", err)
+	}
+	if err := a.root(ctx, []string{"chmod", "1777", watchDir}, ""); err != nil {
+		return fmt.Errorf("open %s to the agent's user: %w", watchDir, err)
+	}
+	return nil
+}
+
+// lines are a file's non-empty lines ("" for none, or no file).
+func lines(file string) []string {
+	data, _ := os.ReadFile(file)
+	var out []string
+	for line := range strings.Lines(string(data)) {
+		if l := strings.TrimRight(line, "\n"); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// readableScript prints, as the agent's user, each of its arguments that
+// is a regular file, not empty, the agent can read.
+const readableScript = `for f; do [ -f "$f" ] && [ -s "$f" ] && [ -r "$f" ] && printf '%s\n' "$f"; done; exit 0`
+
+// root runs cmd as root in the agent's container, its output to out; it
+// is the probe's, not the agent's, so agent.log holds only what it says.
+func (a *Session) root(ctx context.Context, cmd []string, out string) error {
+	if out == "" {
+		out = filepath.Join(a.Scratch, "root.out")
+	}
+	res, err := a.Engine.Exec(ctx, a.Container, sandbox.ExecSpec{Cmd: cmd, User: "0", Workdir: a.Workdir, Timeout: time.Minute, StdoutPath: out})
+	if err == nil && (res.TimedOut || res.ExitCode != 0) {
+		err = fmt.Errorf("exit %d", res.ExitCode)
+	}
+	return err
+}
+
+// ParseAltered reads the files the oracle-hidden run had the grade empty,
+// from its agent.log.
+func ParseAltered(log string) []string { return prefixed(log, AlteredPrefix) }
 
 // restoreHidden puts the hidden files back, with a time of its own: an
 // oracle that ran out of its time still leaves them as they were.

@@ -73,6 +73,13 @@ type Session struct {
 	// Image is the agent's container's image, as the trial got it, and
 	// ImageUser its USER.
 	Image, ImageUser string
+	// Tracer is flightdeck's executable, which the oracle-hidden run
+	// copies in to watch what the oracle opens ("": not copied, and the
+	// probe that needs it not run).
+	Tracer string
+	// wrap, while set, goes before each command the agent runs: the
+	// watcher of opens.
+	wrap []string
 	// Agent, when set, runs instead of the variant's (task shell's
 	// person at a terminal).
 	Agent Agent
@@ -99,6 +106,10 @@ type Result struct {
 	// stands for (the oracle-hidden run that had nothing to hide): the
 	// trial's cause.
 	Note string
+	// EmptyAtGrade are files the grade empties, as root, before its
+	// verifier runs: the oracle-hidden run's probe of what the verdict is
+	// compared with (alterData).
+	EmptyAtGrade []string
 }
 
 // Run runs the trial's agent under the session's timeout, its output in
@@ -149,6 +160,9 @@ func (a *Session) exec(ctx context.Context, header string, cmd []string, env []s
 	a.execs++
 	if outPath == "" {
 		outPath = filepath.Join(a.Scratch, fmt.Sprintf("exec-%d.log", a.execs))
+	}
+	if a.wrap != nil {
+		cmd = append(slices.Clone(a.wrap), cmd...)
 	}
 	res, err := a.Engine.Exec(ctx, a.Container, sandbox.ExecSpec{
 		Cmd: cmd, Env: append(append([]string(nil), a.Env...), env...), User: a.User, Workdir: a.Workdir,

@@ -167,6 +167,14 @@ type Input struct {
 	// moved.
 	Hidden      *results.Result
 	HiddenFiles []string
+	// HiddenAltered are the files that run had its grade empty, when it
+	// hid nothing: files the traced verifier read as data that the agent
+	// can read and the oracle does not (agent.alterData).
+	HiddenAltered []string
+	// VerifierCode are the files of code outside the system's and the
+	// tests the traced verifier ran (vtrace.Targets): code that may read
+	// a file as its own input.
+	VerifierCode []string
 	// NoOracle: the task has no solution/ to run as the oracle; the
 	// checks that read the oracle's runs are not run.
 	NoOracle bool
@@ -262,7 +270,15 @@ func check(name string, in Input) (Status, string) {
 	case CheckLeaks:
 		leaks, copied := copiedAnswers(in.Leaks, in)
 		inputs := append(slices.Clone(in.LeakInputs), copied...)
+		altSt, altered := alteredAnswer(in)
+		if altered != "" && in.LeakErr == nil {
+			leaks = append(leaks, altered)
+		}
 		st, ev := listCheck(leaks, in.LeakErr, Fail, "no file of tests/ or solution/ in the environment, the Dockerfile or the image")
+		if altered != "" && len(leaks) == 1 {
+			// The probe's finding alone: its own severity.
+			st = altSt
+		}
 		if len(inputs) > 0 && in.LeakErr == nil {
 			ev += "; not leaks, inputs the agent is given too: " + strings.Join(inputs, "; ")
 			if st == OK {

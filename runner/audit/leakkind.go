@@ -288,3 +288,40 @@ func copiedAnswers(leaks []string, in Input) (stand, inputs []string) {
 	}
 	return stand, inputs
 }
+
+// alteredAnswer judges the oracle-hidden run that probed, instead of
+// hiding, the files the verifier reads as data (agent.alterData): when the
+// oracle's work scores less with them emptied at the grade, the verdict is
+// compared with a file the agent can read and the reference never reads.
+// That is the answer where the agent can read it in another form than the
+// oracle's output (a FAIL), unless the verifier also runs code of the
+// task's, which may read the file as its own input (a WARN that says so).
+func alteredAnswer(in Input) (Status, string) {
+	h := in.Hidden
+	if h == nil || len(in.HiddenAltered) == 0 || h.Outcome.Ungraded() {
+		return OK, ""
+	}
+	best := 0.0
+	for _, r := range in.Oracle {
+		if r != nil && r.Reward != nil && *r.Reward > best {
+			best = *r.Reward
+		}
+	}
+	got := 0.0
+	if h.Reward != nil {
+		got = *h.Reward
+	}
+	if got >= best {
+		return OK, ""
+	}
+	what := in.HiddenAltered[0]
+	if len(in.HiddenAltered) > 1 {
+		what = "one of " + strings.Join(in.HiddenAltered, ", ")
+	}
+	found := fmt.Sprintf("the verdict is compared with %s, which the agent can read and the oracle never reads: with it emptied at the grade the oracle's work scores %s where it scores %g (logs: %s)",
+		what, rewardText(h), best, h.Trial)
+	if len(in.VerifierCode) == 0 {
+		return Fail, found + ": the answer is where the agent can read it, in another form than the oracle's output; keep it under tests/ (copied in at the grade) or have the verifier compute it"
+	}
+	return Warn, found + fmt.Sprintf("; the verifier also runs the task's own code (%s), which may read it as its input: if it holds the answer (a hash, another format), keep it under tests/", in.VerifierCode[0])
+}

@@ -94,6 +94,7 @@ func RewritePlan(dir string) *suite.Rewrite {
 	for _, tg := range vtrace.Targets(events, func(p string) bool { return changed[p] }) {
 		rw.Files = append(rw.Files, tg.Path)
 	}
+	rw.Data = vtrace.DataFiles(events, func(p string) bool { return changed[p] })
 	if len(rw.Files) == 0 {
 		rw.Note = "the verifier ran or loaded no file outside the system's, /tests and the oracle's own work"
 	}
@@ -101,6 +102,23 @@ func RewritePlan(dir string) *suite.Rewrite {
 		rw.Output = string(out)
 	}
 	return rw
+}
+
+// VerifierCode are the files of code outside the system's and the tests
+// that the traced oracle's verifier (its trial's dir) ran, the oracle's
+// own work included; nil without a trace.
+func VerifierCode(dir string) []string {
+	f, err := os.Open(filepath.Join(dir, grader.TraceFile))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	events, _ := vtrace.Read(f)
+	var out []string
+	for _, tg := range vtrace.Targets(events, nil) {
+		out = append(out, tg.Path)
+	}
+	return out
 }
 
 // maxOutputs caps the oracle's outputs the answer attack looks for.

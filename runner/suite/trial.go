@@ -38,6 +38,9 @@ type Rewrite struct {
 	// Outputs are the oracle's added files of 16 bytes or more.
 	Outputs     []OracleOutput
 	OutputsNote string // why there are none, when Outputs is empty
+	// Data are the files the traced oracle's verifier read as data only
+	// (vtrace.DataFiles): what its verdict may be compared with.
+	Data []string
 }
 
 // OracleOutput is a file the oracle added to its work dir: its path in

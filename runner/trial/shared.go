@@ -281,6 +281,9 @@ type stepRun struct {
 	last bool
 	// grading is how the step is graded (chooseGrading).
 	grading string
+	// emptyAtGrade are files its grade empties before the verifier runs
+	// (agent.Result.EmptyAtGrade).
+	emptyAtGrade []string
 	// artifacts are collected into artifactsDir: before a separate
 	// verifier, before a live one when artifactsBefore (a step's), else
 	// after it (a task's, as Harbor collects them).

@@ -330,6 +330,7 @@ func (a *trialAttempt) runSteps(ctx context.Context, m model, steps []*stepRun) 
 			return err
 		}
 		last = ag
+		st.emptyAtGrade = ag.EmptyAtGrade
 		if a.res.NeedsInput != nil {
 			return a.needsInput(ctx, func() *grader.Evidence { return m.evidence(ctx, ag) })
 		}
@@ -515,6 +516,7 @@ func (a *trialAttempt) session(step *stepRun, workdir string) *agent.Session {
 		Engine: s.Engine, Trial: a.t, Workdir: workdir, User: step.agentUser,
 		LogPath: filepath.Join(step.dir, results.AgentLog), Scratch: a.scratch, Owner: s.Owner,
 		Timeout: step.agentTimeout, Mask: s.Mask, Agent: s.Agent, Image: a.res.Image, ImageUser: a.imageUser,
+		Tracer: s.Tracer,
 	}
 	if a.replay != nil {
 		ap.Agent = a.replay
@@ -585,6 +587,7 @@ func (a *trialAttempt) gradeRequest(image, workdir string, step *stepRun) grader
 		Task: t.Task, Image: image, ContainerWorkDir: workdir, TrialDir: step.dir,
 		RunID: s.RunID, TrialID: t.ID, Timeout: step.verifierTimeout, User: step.verifierUser,
 		NanoCPUs: t.Task.NanoCPUs(), MemoryBytes: mem, Owner: s.Owner, Mask: s.Mask,
+		Empty: step.emptyAtGrade,
 	}
 	if t.Variant.Trace {
 		req.Trace = s.Tracer
