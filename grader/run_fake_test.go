@@ -624,3 +624,34 @@ func TestRunTraced(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(req.TrialDir, RewardDir, traceName))
 	assert.Empty(t, g.Warnings)
 }
+
+// A grade asked to empty files does so as root, in the grading container,
+// before the verifier runs (the engine's script test shows the verdict
+// fall: verify_audit's answer-hashed).
+func TestGradeEmptiesFilesFirst(t *testing.T) {
+	f := newFake(t)
+	grades(f, func(c *sandboxtest.Container, ex sandbox.ExecSpec) (sandbox.ExecResult, error) {
+		require.NoError(t, os.WriteFile(c.Path(HarborVerifierDir+"/reward.txt"), []byte("1\n"), 0o644))
+		return sandbox.ExecResult{}, nil
+	})
+	req := Request{
+		Task: harborTask(t), Image: "snap", ContainerWorkDir: "/app", TrialDir: t.TempDir(), User: "root",
+		Harbor: &HarborVerifier{}, Empty: []string{"/opt/expected.txt", "/opt/missing.txt"},
+	}
+	_, err := Run(context.Background(), f, req)
+	require.NoError(t, err)
+	c := grading(t, f)
+	emptied, verified := -1, -1
+	for i, ex := range c.Execs {
+		switch {
+		case len(ex.Cmd) > 4 && ex.Cmd[3] == "empty":
+			emptied = i
+			assert.Equal(t, "0", ex.User)
+			assert.Equal(t, []string{"/opt/expected.txt", "/opt/missing.txt"}, ex.Cmd[4:])
+		case len(ex.Cmd) > 2 && ex.Cmd[2] == harborCommand:
+			verified = i
+		}
+	}
+	require.GreaterOrEqual(t, emptied, 0, "the files were emptied: %v", c.Execs)
+	assert.Less(t, emptied, verified, "before the verifier ran")
+}

@@ -83,3 +83,16 @@ func TestHideAndRestore(t *testing.T) {
 	}
 	assert.NoFileExists(t, list)
 }
+
+// The probe alters only regular, non-empty files the agent can read.
+func TestReadableScript(t *testing.T) {
+	dir := t.TempDir()
+	full, empty, sub := filepath.Join(dir, "full.txt"), filepath.Join(dir, "empty.txt"), filepath.Join(dir, "sub")
+	require.NoError(t, os.WriteFile(full, []byte("x\n"), 0o644))
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	out, err := exec.Command("sh", "-c", readableScript, "readable", full, empty, sub, filepath.Join(dir, "missing")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, full+"\n", string(out))
+	assert.Equal(t, []string{"/opt/a", "/opt/b c"}, ParseAltered("=== x\n"+AlteredPrefix+"/opt/a\n"+ReadPrefix+"/in\n"+AlteredPrefix+"/opt/b c\n"))
+}

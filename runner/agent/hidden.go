@@ -79,11 +79,20 @@ func (a *Session) hideAnswers(ctx context.Context, run func() (Result, error)) (
 	if strings.Contains(string(said), HiddenPrefix) {
 		return run()
 	}
+	var data []string
 	if a.Trial.Rewrite != nil && len(a.Trial.Rewrite.Data) > 0 {
-		return a.alterData(ctx, a.Trial.Rewrite.Data, run)
+		readable := filepath.Join(a.Scratch, "readable.out")
+		args := append([]string{"sh", "-c", readableScript, "readable"}, a.Trial.Rewrite.Data...)
+		if _, _, err := a.exec(ctx, "oracle-hidden: the files the verifier reads as data that the agent can read", args, nil, readable); err != nil {
+			return Result{}, fmt.Errorf("list the files the agent can read: %w", err)
+		}
+		data = lines(readable)
+	}
+	if len(data) > 0 {
+		return a.alterData(ctx, data, run)
 	}
 	zero := 0
-	note := "no copy of the oracle's outputs is in the image to hide, and the verifier reads no file of the image as data to alter, so the oracle did not run: an empty attempt, graded; nothing to judge"
+	note := "no copy of the oracle's outputs is in the image to hide, and no file the verifier reads as data is in the image for the agent to read, so the oracle did not run: an empty attempt, graded; nothing to judge"
 	return Result{ExitCode: &zero, Note: note}, a.note(NotePrefix + note + "\n")
 }
 
@@ -97,20 +106,11 @@ const (
 
 // alterData is the probe of an answer the image holds in another form than
 // the oracle's output (a hash, another format): of the files the traced
-// verifier read as data, those the agent can read and the oracle does not
-// open (a watcher of opens, around each of its commands, tells) are
+// verifier read as data, those the agent can read (files) and the oracle
+// does not open (a watcher of opens, around each of its commands, tells) are
 // emptied at the grade. A verdict that then falls is compared with a file
 // the agent can read; a file the oracle opens is an input, left alone.
 func (a *Session) alterData(ctx context.Context, files []string, run func() (Result, error)) (Result, error) {
-	readable := filepath.Join(a.Scratch, "readable.out")
-	args := append([]string{"sh", "-c", readableScript, "readable"}, files...)
-	if _, _, err := a.exec(ctx, "oracle-hidden: the files the verifier reads as data that the agent can read", args, nil, readable); err != nil {
-		return Result{}, fmt.Errorf("list the files the agent can read: %w", err)
-	}
-	files = lines(readable)
-	if len(files) == 0 {
-		return run()
-	}
 	if a.Tracer == "" {
 		_ = a.note(NotePrefix + "no watcher of what the oracle opens (flightdeck's executable was not found), so nothing is altered\n")
 		return run()
