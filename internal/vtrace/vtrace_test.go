@@ -173,4 +173,8 @@ func TestWatch(t *testing.T) {
 	got, _ = os.ReadFile(out)
 	assert.Equal(t, read+"\n"+unread+"\n", string(got))
 	assert.Equal(t, 2, WatchMain([]string{out, "--"}, &stderr))
+	// A command that cannot start leaves no record at all.
+	none := filepath.Join(dir, "none")
+	assert.Equal(t, 127, WatchMain([]string{none, read, "--", filepath.Join(dir, "no-such-command")}, &stderr))
+	assert.NoFileExists(t, none)
 }

@@ -27,7 +27,10 @@ func WatchMain(args []string, stderr io.Writer) int {
 	out, files, argv := args[0], args[1:sep], args[sep+1:]
 	opened, code, err := watch(files, argv)
 	if err != nil {
+		// Nothing is written: no record is not "opened nothing", which
+		// would have every file altered after a command that never ran.
 		fmt.Fprintf(stderr, "watch: %v\n", err)
+		return code
 	}
 	var b strings.Builder
 	for _, f := range opened {

@@ -320,8 +320,28 @@ func alteredAnswer(in Input) (Status, string) {
 	}
 	found := fmt.Sprintf("the verdict is compared with %s, which the agent can read and the oracle never reads: with it emptied at the grade the oracle's work scores %s where it scores %g (logs: %s)",
 		what, rewardText(h), best, h.Trial)
+	if rewardsDiffer(in.Oracle) {
+		return Warn, found + "; but the oracle's own runs differ (see flaky), so the fall may be chance: make the verifier deterministic and run task verify again"
+	}
 	if len(in.VerifierCode) == 0 {
 		return Fail, found + ": the answer is where the agent can read it, in another form than the oracle's output; keep it under tests/ (copied in at the grade) or have the verifier compute it"
 	}
 	return Warn, found + fmt.Sprintf("; the verifier also runs the task's own code (%s), which may read it as its input: if it holds the answer (a hash, another format), keep it under tests/", in.VerifierCode[0])
+}
+
+// rewardsDiffer reports whether the oracle's graded runs got different
+// rewards.
+func rewardsDiffer(runs []*results.Result) bool {
+	var first *float64
+	for _, r := range runs {
+		if r == nil || r.Reward == nil {
+			continue
+		}
+		if first == nil {
+			first = r.Reward
+		} else if *r.Reward != *first {
+			return true
+		}
+	}
+	return false
 }
