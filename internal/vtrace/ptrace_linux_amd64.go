@@ -17,6 +17,7 @@ import (
 
 // The system calls recorded (x86-64 numbers).
 const (
+	sysWrite    = 1
 	sysOpen     = 2
 	sysExecve   = 59
 	sysOpenat   = 257
@@ -31,11 +32,28 @@ const (
 	writeMask = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_CREAT | syscall.O_TRUNC
 )
 
-// pending is a traced process's system call between its entry and exit.
+// maxOut caps what is recorded of one program's output.
+const maxOut = 16 << 10
+
+// pending is a traced process's system call between its entry and exit,
+// and what the program it runs printed.
 type pending struct {
 	inCall bool
 	fresh  bool // a new child whose first stop (SIGSTOP) is still to come
 	ev     *Event
+	// prog is the program the process runs since its last exec (the
+	// script, for an interpreter's), out what it wrote to its stdout and
+	// stderr: a stub in its place prints the same.
+	prog string
+	out  []byte
+}
+
+// flush writes what the process's program printed as an "out" event.
+func (p *pending) flush(enc *json.Encoder) {
+	if p.prog != "" && len(p.out) > 0 {
+		enc.Encode(&Event{Op: "out", Path: p.prog, Data: string(p.out)})
+	}
+	p.out = nil
 }
 
 // trace runs argv under ptrace, following every child, and writes each
@@ -78,6 +96,9 @@ func trace(argv []string, w io.Writer) (int, error) {
 				if ws.Signaled() {
 					code = 128 + int(ws.Signal())
 				}
+			}
+			if p := procs[pid]; p != nil {
+				p.flush(enc)
 			}
 			delete(procs, pid)
 			continue
@@ -129,12 +150,38 @@ func (p *pending) step(pid int, enc *json.Encoder) {
 		p.inCall = false
 		if p.ev != nil && int64(regs.Rax) >= 0 {
 			enc.Encode(p.ev)
+			if p.ev.Op == "exec" {
+				p.flush(enc)
+				p.prog = p.ev.Path
+				if s := scriptPath(*p.ev); s != "" {
+					p.prog = s
+				}
+			}
 		}
 		p.ev = nil
 		return
 	}
 	p.inCall = true
 	p.ev = entry(pid, &regs)
+	if regs.Orig_rax == sysWrite && (regs.Rdi == 1 || regs.Rdi == 2) && p.prog != "" && len(p.out) < maxOut {
+		p.out = append(p.out, readMem(pid, regs.Rsi, min(int(regs.Rdx), maxOut-len(p.out)))...)
+	}
+}
+
+// readMem reads n bytes of the tracee's memory at addr (none when it
+// cannot).
+func readMem(pid int, addr uint64, n int) []byte {
+	if n <= 0 {
+		return nil
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/mem")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	got, _ := f.ReadAt(buf, int64(addr))
+	return buf[:got]
 }
 
 // entry reads a recorded call's arguments at its entry; nil for any other

@@ -19,13 +19,31 @@ import (
 // the tracer: flightdeck __vtrace OUT -- CMD ARGS...
 const Command = "__vtrace"
 
-// Event is one successful execve or open of a traced process.
+// Event is one successful execve or open of a traced process, or what a
+// program wrote to its stdout and stderr ("out", recorded when it exits
+// or execs another).
 type Event struct {
-	Op    string   `json:"op"` // "exec" or "open"
+	Op    string   `json:"op"` // "exec", "open" or "out"
 	Path  string   `json:"path"`
 	Argv  []string `json:"argv,omitempty"`  // exec
 	Write bool     `json:"write,omitempty"` // open: for writing
 	Cwd   string   `json:"cwd,omitempty"`
+	Data  string   `json:"data,omitempty"` // out: what it printed, at most 16 KiB
+}
+
+// Printed is what the program at p (a script run by an interpreter, or an
+// executable) wrote to its stdout and stderr in the events, each run's in
+// turn; false when no run of it printed anything.
+func Printed(events []Event, p string) (string, bool) {
+	var b strings.Builder
+	found := false
+	for _, e := range events {
+		if e.Op == "out" && e.Path == p {
+			b.WriteString(e.Data)
+			found = true
+		}
+	}
+	return b.String(), found
 }
 
 // Main is the tracer's entry: args are OUT -- CMD ARGS... It runs CMD under
@@ -208,10 +226,11 @@ const maxData = 20
 // only, that the agent's image may hold: opened for reading, never
 // executed, loaded as code or written by the verifier, outside Skip and
 // /var, and not in exclude (the oracle's own work). Left out too, as the
-// files of code rather than what a verifier compares with: anything
-// under a top-level directory (/opt/venv, /app) from which the verifier
-// ran code outside Skip, inside a hidden directory (a cache, a tool's
-// config) or a package tree, and compiled code. In the order first
+// files of code or tools rather than what a verifier compares with:
+// anything under a top-level directory (/opt/venv, /app) from which the
+// verifier ran code outside Skip, in a package tree, compiled code, and a
+// hidden directory that is a tool's (toolState) or that the verifier read
+// more than maxHiddenReads files of. In the order first
 // opened, at most maxData.
 func DataFiles(events []Event, exclude func(string) bool) []string {
 	codeTops := map[string]bool{}
@@ -224,6 +243,16 @@ func DataFiles(events []Event, exclude func(string) bool) []string {
 			written[path.Clean(e.Path)] = true
 		}
 	}
+	// A hidden directory the verifier read many files of is a tool's
+	// state (a cache, a virtualenv's), not where an answer is kept.
+	hiddenReads := map[string]int{}
+	for _, e := range events {
+		if e.Op == "open" && !e.Write {
+			if h := hiddenDir(path.Clean(e.Path)); h != "" {
+				hiddenReads[h]++
+			}
+		}
+	}
 	var out []string
 	seen := map[string]bool{}
 	for _, e := range events {
@@ -234,6 +263,9 @@ func DataFiles(events []Event, exclude func(string) bool) []string {
 		seen[p] = true
 		if written[p] || Skip(p) || p == "/var" || strings.HasPrefix(p, "/var/") || codeTops[topDir(p)] ||
 			(exclude != nil && exclude(p)) || Use(events, p) != "data" || packaged(p) {
+			continue
+		}
+		if h := hiddenDir(p); h != "" && (hiddenReads[h] > maxHiddenReads || toolState(h)) {
 			continue
 		}
 		out = append(out, p)
@@ -254,14 +286,40 @@ func topDir(p string) string {
 	return "/" + strings.Join(parts, "/")
 }
 
-// packaged reports whether p is a file of installed or compiled code, or
-// sits in a hidden directory: none is an answer a verifier reads.
+// maxHiddenReads is how many files of one hidden directory a verifier may
+// read for them to be its data rather than a tool's state.
+const maxHiddenReads = 3
+
+// hiddenDir is the path of p's first hidden directory ("" for none):
+// /app/.cache of /app/.cache/out.sha256.
+func hiddenDir(p string) string {
+	dirs := strings.Split(path.Dir(p), "/")
+	for i, d := range dirs {
+		if strings.HasPrefix(d, ".") && d != "." && d != ".." {
+			return strings.Join(dirs[:i+1], "/")
+		}
+	}
+	return ""
+}
+
+// toolState reports whether a hidden directory is a tool's whatever it
+// holds: a version control's, or one in a home directory (caches, tools'
+// settings).
+func toolState(dir string) bool {
+	switch path.Base(dir) {
+	case ".git", ".hg", ".svn":
+		return true
+	}
+	return strings.HasPrefix(dir, "/root/") || strings.HasPrefix(dir, "/home/")
+}
+
+// packaged reports whether p is a file of installed or compiled code: none
+// is an answer a verifier reads.
 func packaged(p string) bool {
 	dirs := strings.Split(path.Dir(p), "/")
 	for _, d := range dirs {
 		switch {
-		case strings.HasPrefix(d, "."),
-			d == "site-packages", d == "dist-packages", d == "node_modules", d == "__pycache__",
+		case d == "site-packages", d == "dist-packages", d == "node_modules", d == "__pycache__",
 			strings.HasSuffix(d, ".dist-info"), strings.HasSuffix(d, ".egg-info"):
 			return true
 		}

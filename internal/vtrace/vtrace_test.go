@@ -2,6 +2,7 @@ package vtrace
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -45,6 +46,13 @@ func TestTrace(t *testing.T) {
 		return e.Op == "exec" && strings.HasSuffix(e.Path, "/bash") && slices.Equal(e.Argv, []string{"bash", "check.sh"}) && e.Cwd == dir
 	}), "bash's exec with its argv and cwd: %v", events)
 	assert.False(t, has(Event{Op: "open", Path: filepath.Join(dir, "missing")}))
+	// What the script printed, into a file here, is its run's: a stub in
+	// its place prints the same.
+	printed, ok := Printed(events, script)
+	assert.True(t, ok, "check.sh's output: %v", events)
+	assert.Equal(t, "out\n", printed)
+	_, ok = Printed(events, filepath.Join(dir, "data.txt"))
+	assert.False(t, ok)
 
 	code = Main([]string{filepath.Join(dir, "t2"), "--", "/nonexistent/cmd"}, &stderr)
 	assert.Equal(t, 127, code)
@@ -140,8 +148,14 @@ func TestDataFiles(t *testing.T) {
 		{Op: "open", Path: "/var/cache/x"},
 		{Op: "open", Path: "/tmp/.flightdeck-vtrace/x"},
 	}
+	// An answer kept in a hidden directory is found; a tool's cache, read
+	// file after file, and a repository's files are not.
+	events = append(events, Event{Op: "open", Path: "/srv/.cache/out.sha256"}, Event{Op: "open", Path: "/data/.git/HEAD"})
+	for i := range 4 {
+		events = append(events, Event{Op: "open", Path: fmt.Sprintf("/data/.uv/entry%d.json", i)})
+	}
 	oracleWrote := func(p string) bool { return p == "/app/out.txt" }
-	assert.Equal(t, []string{"/opt/task/expected.json", "/data/answers.txt"}, DataFiles(events, oracleWrote))
+	assert.Equal(t, []string{"/opt/task/expected.json", "/data/answers.txt", "/srv/.cache/out.sha256"}, DataFiles(events, oracleWrote))
 
 	// Code the verifier runs from /app makes /app's data that code's own.
 	events = append(events, Event{Op: "open", Path: "/app/main.py"}, Event{Op: "open", Path: "/app/config.txt"})

@@ -27,7 +27,8 @@ const (
 	AttackPyHooks = "pyhooks"
 	// AttackRewrite replaces every file the traced oracle's verifier
 	// executed or loaded as code, where the agent's user can write it,
-	// with a stub that prints what that verifier printed and exits 0.
+	// with a stub that prints what the file's own run printed (or, for
+	// a module, what that verifier printed) and exits 0.
 	AttackRewrite = "rewrite"
 	// AttackAnswer looks, for each file the traced oracle added to its
 	// work dir, for a file of the image the agent can read that holds the

@@ -37,17 +37,23 @@ func rewriteScript(rw *suite.Rewrite) string {
 		fmt.Fprintf(&b, "echo %s\n", shellQuote(NotePrefix+note))
 		return b.String()
 	}
-	out := rw.Output
-	if len(out) > maxStubOutput {
-		out = out[len(out)-maxStubOutput:]
-	}
-	sum := sha256.Sum256([]byte(out))
-	eof := "FLIGHTDECK_STUB_" + hex.EncodeToString(sum[:6])
 	for _, f := range rw.Files {
+		// What the file's own run printed, where the tracer saw it: the
+		// verifier may have read it from a file or a pipe rather than
+		// from its own output.
+		out, ok := rw.Printed[f]
+		if !ok {
+			out = rw.Output
+		}
+		if len(out) > maxStubOutput {
+			out = out[len(out)-maxStubOutput:]
+		}
 		body := stubFor(f, out)
 		if body == "" {
 			continue
 		}
+		sum := sha256.Sum256([]byte(body))
+		eof := "FLIGHTDECK_STUB_" + hex.EncodeToString(sum[:6])
 		fmt.Fprintf(&b, "stub %s <<'%s'\n%s\n%s\n", shellQuote(f), eof, body, eof)
 	}
 	b.WriteString("exit 0\n")

@@ -222,16 +222,7 @@ func referenceCopies(src string, in Input) (string, string) {
 		}
 		return "", ""
 	}
-	best := 0.0
-	for _, r := range in.Oracle {
-		if r != nil && r.Reward != nil && *r.Reward > best {
-			best = *r.Reward
-		}
-	}
-	got := 0.0
-	if h.Reward != nil {
-		got = *h.Reward
-	}
+	best, got := hiddenScores(in)
 	if got >= best {
 		return fmt.Sprintf("; the reference computes it: with %s moved away the oracle still scores %g (logs: %s)", src, got, h.Trial), ""
 	}
@@ -301,16 +292,7 @@ func alteredAnswer(in Input) (Status, string) {
 	if h == nil || len(in.HiddenAltered) == 0 || h.Outcome.Ungraded() {
 		return OK, ""
 	}
-	best := 0.0
-	for _, r := range in.Oracle {
-		if r != nil && r.Reward != nil && *r.Reward > best {
-			best = *r.Reward
-		}
-	}
-	got := 0.0
-	if h.Reward != nil {
-		got = *h.Reward
-	}
+	best, got := hiddenScores(in)
 	if got >= best {
 		return OK, ""
 	}
@@ -344,4 +326,18 @@ func rewardsDiffer(runs []*results.Result) bool {
 		}
 	}
 	return false
+}
+
+// hiddenScores are the oracle's best reward over its runs and the
+// oracle-hidden run's (0 for none).
+func hiddenScores(in Input) (best, got float64) {
+	for _, r := range in.Oracle {
+		if r != nil && r.Reward != nil && *r.Reward > best {
+			best = *r.Reward
+		}
+	}
+	if in.Hidden != nil && in.Hidden.Reward != nil {
+		got = *in.Hidden.Reward
+	}
+	return best, got
 }

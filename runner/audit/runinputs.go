@@ -93,8 +93,18 @@ func RewritePlan(dir string) *suite.Rewrite {
 	changed := diffFiles(dir, res.WorkDir)
 	for _, tg := range vtrace.Targets(events, func(p string) bool { return changed[p] }) {
 		rw.Files = append(rw.Files, tg.Path)
+		if out, ok := vtrace.Printed(events, tg.Path); ok {
+			if rw.Printed == nil {
+				rw.Printed = map[string]string{}
+			}
+			rw.Printed[tg.Path] = out
+		}
 	}
-	rw.Data = vtrace.DataFiles(events, func(p string) bool { return changed[p] })
+	if res.Reward != nil && *res.Reward > 0 {
+		// What a verdict that falls is compared with needs a verdict to
+		// fall: the probe runs only beside an oracle that scores.
+		rw.Data = vtrace.DataFiles(events, func(p string) bool { return changed[p] })
+	}
 	if len(rw.Files) == 0 {
 		rw.Note = "the verifier ran or loaded no file outside the system's, /tests and the oracle's own work"
 	}

@@ -34,7 +34,11 @@ type Trial struct {
 type Rewrite struct {
 	Files  []string
 	Output string
-	Note   string // why there is nothing to rewrite, when Files is empty
+	// Printed is what the run of each of Files that printed anything
+	// printed (the tracer's record of its process): its stub prints that,
+	// where the verifier may read it, rather than Output.
+	Printed map[string]string
+	Note    string // why there is nothing to rewrite, when Files is empty
 	// Outputs are the oracle's added files of 16 bytes or more.
 	Outputs     []OracleOutput
 	OutputsNote string // why there are none, when Outputs is empty
