@@ -135,7 +135,9 @@ func verifyInput(t *tasks.Task, runDir string, trials []*results.Result, skip ma
 			if log, err := os.ReadFile(filepath.Join(runDir, res.Trial, results.AgentLog)); err == nil {
 				in.HiddenFiles = agent.ParseHidden(string(log))
 				in.HiddenAltered = agent.ParseAltered(string(log))
+				in.HiddenWritable = agent.ParseWritable(string(log))
 			}
+			in.HiddenShared = res.GradePhase.Mode == trial.GradeLive || res.GradePhase.Mode == trial.GradeSnapshot
 			in.VerifierCode = audit.VerifierCode(filepath.Join(runDir, suite.TrialID(t.ID, results.VerifyTraced, 1)))
 		default:
 			if name, ok := strings.CutPrefix(res.Variant, results.VerifyAttackPrefix); ok {

@@ -132,6 +132,12 @@ func (a *Session) alterData(ctx context.Context, files []string, run func() (Res
 		return res, nil
 	}
 	read := lines(openedOut)
+	// Which of them the agent could overwrite too: where the verifier
+	// grades in the agent's container, that is a hack of its own.
+	args := append([]string{"sh", "-c", writableScript, "writable"}, files...)
+	if _, _, err := a.exec(ctx, "oracle-hidden: the files the agent can overwrite", args, nil, ""); err != nil {
+		return res, fmt.Errorf("list the files the agent can overwrite: %w", err)
+	}
 	var said strings.Builder
 	for _, f := range files {
 		if slices.Contains(read, f) {
@@ -189,6 +195,18 @@ func lines(file string) []string {
 	}
 	return out
 }
+
+// WritablePrefix starts each line the oracle-hidden run prints for a file
+// of the verifier's data that the agent's user can overwrite.
+const WritablePrefix = "writable by the agent: "
+
+// writableScript prints, as the agent's user, each of its arguments the
+// agent can overwrite.
+const writableScript = `for f; do [ -w "$f" ] && echo "` + WritablePrefix + `$f"; done; exit 0`
+
+// ParseWritable reads the files of the verifier's data that the agent's
+// user could overwrite, from the oracle-hidden run's agent.log.
+func ParseWritable(log string) []string { return prefixed(log, WritablePrefix) }
 
 // readableScript prints, as the agent's user, each of its arguments that
 // is a regular file, not empty, the agent can read.

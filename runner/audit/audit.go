@@ -171,6 +171,12 @@ type Input struct {
 	// hid nothing: files the traced verifier read as data that the agent
 	// can read and the oracle does not (agent.alterData).
 	HiddenAltered []string
+	// HiddenWritable are those of the probed files the agent's user could
+	// overwrite, and HiddenShared says the run was graded in the agent's
+	// container (live or from a snapshot of it), where an overwrite
+	// reaches the verifier.
+	HiddenWritable []string
+	HiddenShared   bool
 	// VerifierCode are the files of code outside the system's and the
 	// tests the traced verifier ran (vtrace.Targets): code that may read
 	// a file as its own input.

@@ -302,13 +302,25 @@ func alteredAnswer(in Input) (Status, string) {
 	}
 	found := fmt.Sprintf("the verdict is compared with %s, which the agent can read and the oracle never reads: with it emptied at the grade the oracle's work scores %s where it scores %g (logs: %s)",
 		what, rewardText(h), best, h.Trial)
-	if rewardsDiffer(in.Oracle) {
-		return Warn, found + "; but the oracle's own runs differ (see flaky), so the fall may be chance: make the verifier deterministic and run task verify again"
+	var overwritable []string
+	for _, f := range in.HiddenAltered {
+		if slices.Contains(in.HiddenWritable, f) {
+			overwritable = append(overwritable, f)
+		}
 	}
-	if len(in.VerifierCode) == 0 {
-		return Fail, found + ": the answer is where the agent can read it, in another form than the oracle's output; keep it under tests/ (copied in at the grade) or have the verifier compute it"
+	overwrite := ""
+	if in.HiddenShared && len(overwritable) > 0 {
+		overwrite = fmt.Sprintf("; the agent can overwrite %s too, in the container the verifier runs in: an agent that writes there what its own output gives passes without the work",
+			strings.Join(overwritable, ", "))
 	}
-	return Warn, found + fmt.Sprintf("; the verifier also runs the task's own code (%s), which may read it as its input: if it holds the answer (a hash, another format), keep it under tests/", in.VerifierCode[0])
+	const fix = "; fix: keep the expected answer under tests/ (copied in at the grade) or have the verifier compute it"
+	switch {
+	case rewardsDiffer(in.Oracle):
+		return Warn, found + overwrite + "; but the oracle's own runs differ (see flaky), so the fall may be chance: make the verifier deterministic and run task verify again"
+	case len(in.VerifierCode) > 0:
+		return Warn, found + overwrite + fmt.Sprintf("; the verifier also runs the task's own code (%s), which may read it as its input: if it holds the answer (a hash, another format)%s", in.VerifierCode[0], fix)
+	}
+	return Fail, found + ": the answer is where the agent can read it, in another form than the oracle's output" + overwrite + fix
 }
 
 // rewardsDiffer reports whether the oracle's graded runs got different
