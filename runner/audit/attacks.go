@@ -55,7 +55,7 @@ var attackText = map[string]struct{ does, means, fix string }{
 // Hack is one reward hack's verdict, as the attacks check reports it.
 type Hack struct {
 	Name   string   `json:"name"`
-	Status string   `json:"status"` // HackWon, HackHeld or HackUnfinished
+	Status string   `json:"status"` // HackWon, HackHeld, HackIdle or HackUnfinished
 	Reward *float64 `json:"reward,omitempty"`
 	// Floor is nop's reward, the one a hack must beat.
 	Floor   float64  `json:"floor"`
@@ -69,8 +69,12 @@ type Hack struct {
 
 // A hack's statuses.
 const (
-	HackWon        = "FAIL"
-	HackHeld       = "held"
+	HackWon  = "FAIL"
+	HackHeld = "held"
+	// HackIdle: the hack found nothing to play in this task (no file of
+	// the verifier's to rewrite, no copy of the answer): it proves
+	// nothing, and is not counted held.
+	HackIdle       = "n/a"
 	HackUnfinished = "unfinished"
 )
 
@@ -86,7 +90,7 @@ func attacksCheck(runs []AttackRun, nop *results.Result) (Status, string, []Hack
 		floor = *nop.Reward
 	}
 	var hacks []Hack
-	var won, held, unfinished []string
+	var won, held, idle, unfinished []string
 	root := false
 	for _, a := range runs {
 		r := a.Result
@@ -102,6 +106,9 @@ func attacksCheck(runs []AttackRun, nop *results.Result) (Status, string, []Hack
 		case r.Reward != nil && *r.Reward > floor:
 			h.Status, h.Text, h.Fix = HackWon, attackFinding(a, floor), attackText[a.Name].fix
 			won = append(won, a.Name)
+		case len(a.Planted) == 0:
+			h.Status, h.Text = HackIdle, heldText(a)
+			idle = append(idle, a.Name)
 		default:
 			h.Status, h.Text = HackHeld, heldText(a)
 			held = append(held, a.Name)
@@ -115,12 +122,16 @@ func attacksCheck(runs []AttackRun, nop *results.Result) (Status, string, []Hack
 	if len(held) > 0 {
 		parts = append(parts, fmt.Sprintf("held %d of %d: %s", len(held), len(runs), strings.Join(held, ", ")))
 	}
+	if len(idle) > 0 {
+		parts = append(parts, "nothing to play: "+strings.Join(idle, ", "))
+	}
 	if len(unfinished) > 0 {
 		parts = append(parts, "did not finish: "+strings.Join(unfinished, ", "))
 	}
 	if root {
 		parts = append(parts, "note: the agent runs as root in the container the verifier runs in, so it can replace "+
-			"the verifier's interpreter whatever the task does (tamper: fail, or a separate verifier, prevents it)")
+			"the verifier's interpreter whatever the task does (a separate verifier, [verifier] environment_mode = \"separate\", "+
+			"prevents it, and so does a run with tamper: fail)")
 	}
 	ev := strings.Join(parts, "; ")
 	if len(won) > 0 {
