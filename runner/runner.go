@@ -429,6 +429,10 @@ func (s *runState) reuse(t *suite.Trial, r *results.Result, srcDir string) (*res
 		r.CachedFrom = r.RunID + "/" + r.Trial
 	}
 	r.Cached, r.RunID, r.Trial = true, s.runID, t.ID
+	// The key is the task's content, not its place: a task in another
+	// directory with the same files (a copy, or a twin without solution/
+	// for an empty attempt) gives its result, which is this task's now.
+	r.TaskID, r.TaskDir = t.Task.ID, t.Task.Dir
 	r.Variant = t.Variant.Name
 	results.SetExpectation(r, t.Variant)
 	if err := results.WriteJSONFile(filepath.Join(dst, results.ResultFile), r); err != nil {
