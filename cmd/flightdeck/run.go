@@ -217,7 +217,12 @@ func (f runFlags) options(env *cliEnv) suite.Options {
 }
 
 func runTaskVerify(ctx context.Context, env *cliEnv, args []string) int {
-	fs := newFlags(env, "task verify", "task verify DIR... [flags]", "flightdeck task verify tasks/smoke/semver --repeat 5 --skip repro")
+	var checks strings.Builder
+	for _, c := range audit.Checks {
+		fmt.Fprintf(&checks, "\n  %-9s %s", c, audit.CheckText[c])
+	}
+	fs := newFlags(env, "task verify", "task verify DIR... [flags]", "flightdeck task verify tasks/smoke/semver --repeat 5 --skip repro\n\n"+
+		"Checks (a line each in the verdict; docs/running.md says how each is run):"+checks.String())
 	var f runFlags
 	var vo runner.VerifyOptions
 	fs.VarP(&jobsFlag{n: &f.jobs, auto: &f.autoJobs}, "jobs", "j", "trials at once, or auto (the default): as many as the engine's CPUs and memory hold for the tasks' needs")

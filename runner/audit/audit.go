@@ -51,6 +51,24 @@ const (
 	CheckRepro    = "repro"    // the Dockerfile pins what it installs
 )
 
+// CheckText says in a line what each check asks of a task (task verify's
+// help lists them).
+var CheckText = map[string]string{
+	CheckOracle:   "the oracle (solution/) scores 1 on every run",
+	CheckNop:      "an empty attempt scores below 1 (else the tests are weak)",
+	CheckBase:     "the oracle ran on the base images the task names, not a stand-in",
+	CheckFlaky:    "the oracle's runs agree",
+	CheckLive:     "the oracle passes graded from a snapshot of its container too",
+	CheckStart:    "the oracle's reward holds without the wait for the image's entrypoint to settle",
+	CheckEnv:      "the oracle's reward holds under another time zone, locale and hash seed",
+	CheckNetwork:  "the oracle's reward holds with the verifier offline",
+	CheckPatch:    "solution/reference.patch, applied as the oracle, scores 1",
+	CheckLeaks:    "no test, and no answer (byte for byte, or in another form the verdict is compared with), where the agent can read it",
+	CheckAttacks:  "no reward hack played in place of the agent (a planted reward, conftest.py or Python start-up hook, a rewritten checker, a copied answer) scores above the empty attempt",
+	CheckHeadroom: "the oracle's phases take less than half their timeouts",
+	CheckRepro:    "the Dockerfile pins its base and what it installs",
+}
+
 // Checks are every check's name; each can be skipped.
 var Checks = []string{CheckOracle, CheckNop, CheckBase, CheckFlaky, CheckLive, CheckStart, CheckEnv, CheckNetwork, CheckPatch, CheckLeaks, CheckAttacks, CheckHeadroom, CheckRepro}
 

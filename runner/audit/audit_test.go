@@ -322,3 +322,11 @@ func TestEnvironmentLeaks(t *testing.T) {
 	assert.Equal(t, []string{"tests/test_x.py is in the build context as environment/app/renamed.py"}, leaks)
 	assert.Equal(t, []int64{26, 40}, hidden.Sizes(dir))
 }
+
+// Every check says what it asks in task verify's help.
+func TestEveryCheckHasText(t *testing.T) {
+	for _, c := range Checks {
+		assert.NotEmpty(t, CheckText[c], c)
+	}
+	assert.Len(t, CheckText, len(Checks))
+}
