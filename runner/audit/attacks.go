@@ -165,7 +165,7 @@ func heldText(a AttackRun) string {
 	case len(a.Planted) == 0:
 		return "nothing to plant where the agent can write"
 	}
-	planted := text.Count(len(a.Planted), "file") + " planted (" + plantedText(a.Planted) + ")"
+	planted := plantedCount(a.Planted) + " (" + plantedText(a.Planted) + ")"
 	got := "reward " + rewardText(r)
 	if r.Reward == nil {
 		got = "no reward"
@@ -208,4 +208,20 @@ func plantedText(files []string) string {
 		return strings.Join(files, ", ")
 	}
 	return strings.Join(files[:most], ", ") + fmt.Sprintf(" and %d more", len(files)-most)
+}
+
+// plantedCount counts what a hack planted: files, and what else it left
+// (a process).
+func plantedCount(planted []string) string {
+	files := 0
+	for _, p := range planted {
+		if strings.HasPrefix(p, "/") {
+			files++
+		}
+	}
+	out := text.Count(files, "file") + " planted"
+	if other := len(planted) - files; other > 0 {
+		out += " and " + text.Count(other, "process") + " left"
+	}
+	return out
 }

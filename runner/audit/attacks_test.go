@@ -85,3 +85,8 @@ func TestAttacksCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestPlantedCount(t *testing.T) {
+	assert.Equal(t, "2 files planted and 1 process left", plantedCount([]string{"/a", "a process rewriting /logs/verifier/reward.txt", "/b"}))
+	assert.Equal(t, "1 file planted", plantedCount([]string{"/a"}))
+}
