@@ -174,7 +174,7 @@ func heldText(a AttackRun) string {
 			why = r.Error
 		}
 		if why != "" {
-			got += ": " + text.OneLine(strings.TrimPrefix(why, "no reward: "), 300)
+			got += ": " + text.OneLine(withoutEvidence(strings.TrimPrefix(why, "no reward: "), 300), 300)
 		}
 	}
 	s := planted + ", " + got
@@ -224,4 +224,32 @@ func plantedCount(planted []string) string {
 		out += " and " + text.Count(other, "process") + " left"
 	}
 	return out
+}
+
+// withoutEvidence drops the parenthesized evidence of a cause longer than
+// n, so that what it concludes after it is read whole rather than cut
+// (the trial's result keeps the evidence).
+func withoutEvidence(cause string, n int) string {
+	for len(cause) > n {
+		open := strings.Index(cause, " (")
+		if open < 0 {
+			return cause
+		}
+		depth, end := 0, -1
+		for i := open + 1; i < len(cause) && end < 0; i++ {
+			switch cause[i] {
+			case '(':
+				depth++
+			case ')':
+				if depth--; depth == 0 {
+					end = i
+				}
+			}
+		}
+		if end < 0 {
+			return cause
+		}
+		cause = cause[:open] + cause[end+1:]
+	}
+	return cause
 }

@@ -90,3 +90,10 @@ func TestPlantedCount(t *testing.T) {
 	assert.Equal(t, "2 files planted and 1 process left", plantedCount([]string{"/a", "a process rewriting /logs/verifier/reward.txt", "/b"}))
 	assert.Equal(t, "1 file planted", plantedCount([]string{"/a"}))
 }
+
+func TestWithoutEvidence(t *testing.T) {
+	long := "a process the agent left changed what the verifier reads (" + strings.Repeat("x (y) ", 60) + "); the reward is not the verifier's alone"
+	assert.Equal(t, "a process the agent left changed what the verifier reads; the reward is not the verifier's alone", withoutEvidence(long, 300))
+	assert.Equal(t, "short (kept)", withoutEvidence("short (kept)", 300))
+	assert.Equal(t, "unclosed (x"+strings.Repeat("y", 300), withoutEvidence("unclosed (x"+strings.Repeat("y", 300), 300))
+}
