@@ -228,7 +228,7 @@ func plantedCount(planted []string) string {
 
 // withoutEvidence drops the parenthesized evidence of a cause longer than
 // n, so that what it concludes after it is read whole rather than cut
-// (the trial's result keeps the evidence).
+// mid-word (the trial's result and its logs keep the evidence).
 func withoutEvidence(cause string, n int) string {
 	for len(cause) > n {
 		open := strings.Index(cause, " (")
@@ -247,7 +247,8 @@ func withoutEvidence(cause string, n int) string {
 			}
 		}
 		if end < 0 {
-			return cause
+			// Cut already, inside its evidence: the evidence goes.
+			return cause[:open] + " (…)"
 		}
 		cause = cause[:open] + cause[end+1:]
 	}

@@ -95,5 +95,5 @@ func TestWithoutEvidence(t *testing.T) {
 	long := "a process the agent left changed what the verifier reads (" + strings.Repeat("x (y) ", 60) + "); the reward is not the verifier's alone"
 	assert.Equal(t, "a process the agent left changed what the verifier reads; the reward is not the verifier's alone", withoutEvidence(long, 300))
 	assert.Equal(t, "short (kept)", withoutEvidence("short (kept)", 300))
-	assert.Equal(t, "unclosed (x"+strings.Repeat("y", 300), withoutEvidence("unclosed (x"+strings.Repeat("y", 300), 300))
+	assert.Equal(t, "cut already (…)", withoutEvidence("cut already (x"+strings.Repeat("y", 300)+"…", 300))
 }
