@@ -89,6 +89,7 @@ func (r *Runner) Audit(ctx context.Context, req Request, rec *results.RunRecord,
 				ran = append(slices.Clone(ran), in.Nop)
 			}
 			g := audit.OracleGrading(rec.Dir, in.Oracle, byTask[t.ID])
+			in.VerifierCode = g.VerifierCode()
 			in.Leaks, in.LeakInputs, in.LeakErr = audit.TaskLeaks(ctx, eng, rec.RunID, t, instrs, dfErr, ran, g)
 		}
 		task := audit.Audit(in)
@@ -138,7 +139,6 @@ func verifyInput(t *tasks.Task, runDir string, trials []*results.Result, skip ma
 				in.HiddenWritable = agent.ParseWritable(string(log))
 			}
 			in.HiddenShared = res.GradePhase.Mode == trial.GradeLive || res.GradePhase.Mode == trial.GradeSnapshot
-			in.VerifierCode = audit.VerifierCode(filepath.Join(runDir, suite.TrialID(t.ID, results.VerifyTraced, 1)))
 		default:
 			if name, ok := strings.CutPrefix(res.Variant, results.VerifyAttackPrefix); ok {
 				in.Attacks = append(in.Attacks, attackRun(runDir, name, res))

@@ -115,17 +115,14 @@ func RewritePlan(dir string) *suite.Rewrite {
 }
 
 // VerifierCode are the files of code outside the system's and the tests
-// that the traced oracle's verifier (its trial's dir) ran, the oracle's
-// own work included; nil without a trace.
-func VerifierCode(dir string) []string {
-	f, err := os.Open(filepath.Join(dir, grader.TraceFile))
-	if err != nil {
+// that the traced oracle's verifier ran, the oracle's own work included
+// (nil without a trace): code that may read a file as its own input.
+func (g *Grading) VerifierCode() []string {
+	if g == nil {
 		return nil
 	}
-	defer f.Close()
-	events, _ := vtrace.Read(f)
 	var out []string
-	for _, tg := range vtrace.Targets(events, nil) {
+	for _, tg := range vtrace.Targets(g.Events, nil) {
 		out = append(out, tg.Path)
 	}
 	return out

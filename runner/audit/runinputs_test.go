@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flightdeck/flightdeck/grader"
+	"github.com/flightdeck/flightdeck/internal/vtrace"
 	"github.com/flightdeck/flightdeck/runner/results"
 )
 
@@ -38,4 +39,17 @@ func TestRewritePlan(t *testing.T) {
 	rw = RewritePlan(plan(0))
 	assert.Equal(t, []string{"/app/verify.py"}, rw.Files)
 	assert.Empty(t, rw.Data, "no verdict to fall beside an oracle that scores 0")
+}
+
+// The verifier's own code outside the system's and /tests, the oracle's
+// work included, read from the trace the leaks check has already.
+func TestVerifierCode(t *testing.T) {
+	g := &Grading{Events: []vtrace.Event{
+		{Op: "exec", Path: "/usr/bin/python3", Argv: []string{"python3", "/tests/check.py"}, Cwd: "/"},
+		{Op: "open", Path: "/tests/check.py"},
+		{Op: "open", Path: "/app/solution.py"},
+		{Op: "open", Path: "/opt/expected.json"},
+	}}
+	assert.Equal(t, []string{"/app/solution.py"}, g.VerifierCode())
+	assert.Nil(t, (*Grading)(nil).VerifierCode())
 }
